@@ -1,0 +1,481 @@
+//===- GraphOps.cpp - mtc graph dialect ops --------------------------------===//
+//
+// Verifiers (through ShapeRules), result type inference, the shared node
+// syntax, folders and canonicalization patterns.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::graph;
+
+//===----------------------------------------------------------------------===//
+// Helpers shared with the other dialects
+//===----------------------------------------------------------------------===//
+
+std::optional<DType> mtc::dtypeOf(Type t) {
+  if (t.isSignlessInteger(8))
+    return DType::I8;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (t.isF32())
+    return DType::F32;
+  return std::nullopt;
+}
+
+Type mtc::toMlirType(MLIRContext *ctx, DType t) {
+  Builder b(ctx);
+  switch (t) {
+  case DType::I8:
+    return b.getIntegerType(8);
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  case DType::F32:
+    return b.getF32Type();
+  }
+  return {};
+}
+
+StringRef mtc::nameFromLoc(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location l : llvm::reverse(fused.getLocations()))
+      if (StringRef n = nameFromLoc(l); !n.empty())
+        return n;
+  return "";
+}
+
+static bool isIdentifier(StringRef s) {
+  if (s.empty() || !(isalpha(s[0]) || s[0] == '_'))
+    return false;
+  return llvm::all_of(s, [](char c) { return isalnum(c) || c == '_'; });
+}
+
+//===----------------------------------------------------------------------===//
+// Node syntax
+//===----------------------------------------------------------------------===//
+
+ParseResult mtc::graph::parseNode(OpAsmParser &parser, OperationState &result,
+                                  StringRef opName) {
+  SmallVector<OpAsmParser::UnresolvedOperand> operands;
+  SmallVector<Type> operandTypes;
+  Type resultType;
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseOperandList(operands) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseTypeList(operandTypes) || parser.parseArrow() ||
+      parser.parseType(resultType) ||
+      parser.resolveOperands(operands, operandTypes, loc, result.operands))
+    return failure();
+  result.addTypes(resultType);
+  StringRef name = parser.getResultName(0).first;
+  if (isIdentifier(name))
+    result.location = NameLoc::get(
+        StringAttr::get(parser.getContext(), name), result.location);
+  return success();
+}
+
+void mtc::graph::printNode(OpAsmPrinter &p, Operation *op) {
+  p << ' ' << op->getOperands();
+  p.printOptionalAttrDict(op->getAttrs());
+  p << " : ";
+  llvm::interleaveComma(op->getOperandTypes(), p);
+  p << " -> " << op->getResult(0).getType();
+}
+
+void mtc::graph::setNodeResultName(Operation *op, OpAsmSetValueNameFn fn) {
+  StringRef name = nameFromLoc(op->getLoc());
+  if (isIdentifier(name))
+    fn(op->getResult(0), name);
+}
+
+//===----------------------------------------------------------------------===//
+// FuncOp
+//===----------------------------------------------------------------------===//
+
+void FuncOp::build(OpBuilder &builder, OperationState &state, StringRef name,
+                   FunctionType type) {
+  state.addAttribute(SymbolTable::getSymbolAttrName(),
+                     builder.getStringAttr(name));
+  state.addAttribute(getFunctionTypeAttrName(state.name), TypeAttr::get(type));
+  state.addRegion();
+}
+
+ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringAttr nameAttr;
+  if (parser.parseSymbolName(nameAttr, SymbolTable::getSymbolAttrName(),
+                             result.attributes))
+    return failure();
+  SmallVector<OpAsmParser::Argument> args;
+  SmallVector<Type> resultTypes;
+  SmallVector<DictionaryAttr> resultAttrs;
+  bool isVariadic = false;
+  if (function_interface_impl::parseFunctionSignatureWithArguments(
+          parser, /*allowVariadic=*/false, args, isVariadic, resultTypes,
+          resultAttrs))
+    return failure();
+  SmallVector<Type> argTypes;
+  for (OpAsmParser::Argument &arg : args) {
+    argTypes.push_back(arg.type);
+    // "%x" -> NameLoc("x"): the graph input's name survives printing.
+    StringRef name = arg.ssaName.name.drop_front();
+    if (isIdentifier(name)) {
+      Location inner = arg.sourceLoc
+                           ? *arg.sourceLoc
+                           : parser.getEncodedSourceLoc(arg.ssaName.location);
+      arg.sourceLoc =
+          NameLoc::get(StringAttr::get(parser.getContext(), name), inner);
+    }
+  }
+  Builder &b = parser.getBuilder();
+  result.addAttribute(getFunctionTypeAttrName(result.name),
+                      TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  call_interface_impl::addArgAndResultAttrs(
+      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
+      getResAttrsAttrName(result.name));
+  Region *body = result.addRegion();
+  return parser.parseRegion(*body, args);
+}
+
+void FuncOp::print(OpAsmPrinter &p) {
+  function_interface_impl::printFunctionOp(
+      p, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+void FuncOp::getAsmBlockArgumentNames(Region &region,
+                                      OpAsmSetValueNameFn setNameFn) {
+  if (region.empty())
+    return;
+  for (BlockArgument arg : region.front().getArguments()) {
+    StringRef name = nameFromLoc(arg.getLoc());
+    if (isIdentifier(name))
+      setNameFn(arg, name);
+  }
+}
+
+std::string FuncOp::getInputName(unsigned i) {
+  if (!getBody().empty() && i < getBody().front().getNumArguments()) {
+    StringRef name = nameFromLoc(getBody().front().getArgument(i).getLoc());
+    if (!name.empty())
+      return name.str();
+  }
+  return "arg" + std::to_string(i);
+}
+
+Operation *FuncOp::getReturn() {
+  if (getBody().empty() || getBody().front().empty())
+    return nullptr;
+  return &getBody().front().back();
+}
+
+LogicalResult FuncOp::verify() {
+  if (getBody().empty())
+    return emitOpError("needs a body");
+  Block &entry = getBody().front();
+  ArrayRef<Type> inputs = getFunctionType().getInputs();
+  if (entry.getNumArguments() != inputs.size())
+    return emitOpError("has ") << entry.getNumArguments()
+                               << " block arguments but its type has "
+                               << inputs.size() << " inputs";
+  for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
+    if (arg.getType() != inputs[i])
+      return emitOpError("block argument #")
+             << i << " has type " << arg.getType() << " but the signature says "
+             << inputs[i];
+    auto tensor = dyn_cast<RankedTensorType>(inputs[i]);
+    if (!tensor || !tensor.hasStaticShape() || tensor.getRank() < 1 ||
+        !dtypeOf(tensor.getElementType()))
+      return emitOpError("input #")
+             << i
+             << " must be a statically shaped tensor (rank >= 1) of i8, f16, "
+                "bf16 or f32, got "
+             << inputs[i];
+  }
+  for (auto [i, type] : llvm::enumerate(getFunctionType().getResults())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() || !dtypeOf(tensor.getElementType()))
+      return emitOpError("result #")
+             << i << " must be a statically shaped tensor, got " << type;
+  }
+  return success();
+}
+
+LogicalResult ReturnOp::verify() {
+  auto func = (*this)->getParentOfType<FuncOp>();
+  ArrayRef<Type> results = func.getFunctionType().getResults();
+  if (getNumOperands() != results.size())
+    return emitOpError("returns ")
+           << getNumOperands() << " values but the graph declares "
+           << results.size() << " outputs";
+  for (auto [i, v] : llvm::enumerate(getOperands()))
+    if (v.getType() != results[i])
+      return emitOpError("output #")
+             << i << " has type " << v.getType()
+             << " but the graph declares " << results[i];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Type inference
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Operand shapes and dtypes, checked to be supported tensors.
+struct Operands {
+  SmallVector<RankedTensorType, 2> types;
+  SmallVector<DType, 2> dtypes;
+};
+} // namespace
+
+static LogicalResult collectOperands(std::optional<Location> loc,
+                                     ValueRange operands, StringRef op,
+                                 Operands &out) {
+  for (Value v : operands) {
+    auto t = dyn_cast<RankedTensorType>(v.getType());
+    std::optional<DType> d = t ? dtypeOf(t.getElementType()) : std::nullopt;
+    if (!t || !t.hasStaticShape() || !d)
+      return emitOptionalError(loc, op, ": unsupported operand type ",
+                               v.getType());
+    out.types.push_back(t);
+    out.dtypes.push_back(*d);
+  }
+  return success();
+}
+
+static LogicalResult fail(std::optional<Location> loc, const std::string &err) {
+  return emitOptionalError(loc, err);
+}
+
+LogicalResult LinearOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  Operands ops;
+  std::string err;
+  Shape shape;
+  if (failed(collectOperands(loc, operands, "linear", ops)))
+    return failure();
+  if (!checkSameFloatTypes("linear", ops.dtypes[0], ops.dtypes[1], err) ||
+      !linearShape(ops.types[0].getShape(), ops.types[1].getShape(), shape,
+                   err))
+    return fail(loc, err);
+  inferred.push_back(
+      RankedTensorType::get(shape, ops.types[0].getElementType()));
+  return success();
+}
+
+LogicalResult MatmulOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  Operands ops;
+  std::string err;
+  Shape shape;
+  if (failed(collectOperands(loc, operands, "matmul", ops)))
+    return failure();
+  if (!checkSameFloatTypes("matmul", ops.dtypes[0], ops.dtypes[1], err) ||
+      !matmulShape(ops.types[0].getShape(), ops.types[1].getShape(), shape,
+                   err))
+    return fail(loc, err);
+  inferred.push_back(
+      RankedTensorType::get(shape, ops.types[0].getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferred) {
+  Operands ops;
+  std::string err;
+  Shape shape;
+  if (failed(collectOperands(loc, operands, "transpose", ops)))
+    return failure();
+  if (!transposeShape(ops.types[0].getShape(), shape, err))
+    return fail(loc, err);
+  inferred.push_back(
+      RankedTensorType::get(shape, ops.types[0].getElementType()));
+  return success();
+}
+
+static LogicalResult inferBinary(StringRef op, std::optional<Location> loc,
+                                 ValueRange operands,
+                                 SmallVectorImpl<Type> &inferred) {
+  Operands ops;
+  std::string err;
+  Shape shape;
+  if (failed(collectOperands(loc, operands, op, ops)))
+    return failure();
+  if (!checkSameFloatTypes(op, ops.dtypes[0], ops.dtypes[1], err) ||
+      !broadcastShapes(ops.types[0].getShape(), ops.types[1].getShape(), shape,
+                       err))
+    return fail(loc, (op + ": " + err).str());
+  inferred.push_back(
+      RankedTensorType::get(shape, ops.types[0].getElementType()));
+  return success();
+}
+
+static LogicalResult inferUnary(StringRef op, std::optional<Location> loc,
+                                ValueRange operands,
+                                SmallVectorImpl<Type> &inferred) {
+  Operands ops;
+  std::string err;
+  if (failed(collectOperands(loc, operands, op, ops)))
+    return failure();
+  if (!checkFloatType(op, ops.dtypes[0], err))
+    return fail(loc, err);
+  inferred.push_back(ops.types[0]);
+  return success();
+}
+
+#define MTC_BINARY_INFER(Op, name)                                             \
+  LogicalResult Op::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferBinary(name, loc, operands, inferred);                         \
+  }
+MTC_BINARY_INFER(AddOp, "add")
+MTC_BINARY_INFER(SubOp, "sub")
+MTC_BINARY_INFER(MulOp, "mul")
+#undef MTC_BINARY_INFER
+
+#define MTC_UNARY_INFER(Op, name)                                              \
+  LogicalResult Op::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferUnary(name, loc, operands, inferred);                          \
+  }
+MTC_UNARY_INFER(ReluOp, "relu")
+MTC_UNARY_INFER(SiluOp, "silu")
+#undef MTC_UNARY_INFER
+
+//===----------------------------------------------------------------------===//
+// ConvertOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvertOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getShape() != out.getShape())
+    return emitOpError("changes the shape from ")
+           << formatShape(in.getShape()) << " to "
+           << formatShape(out.getShape()) << "; convert keeps the shape";
+  return success();
+}
+
+OpFoldResult ConvertOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
+/// True if every value of `from` is exactly representable in `to`, so that a
+/// conversion through `to` loses nothing.
+static bool isExactConversion(DType from, DType to) {
+  if (from == to)
+    return true;
+  switch (from) {
+  case DType::I8:
+    return isFloat(to);
+  case DType::F16:
+  case DType::BF16:
+    return to == DType::F32;
+  case DType::F32:
+    return false;
+  }
+  return false;
+}
+
+namespace {
+/// convert(convert(x, T1), T2) -> convert(x, T2) when x -> T1 is exact.
+struct FoldExactConvertChain : OpRewritePattern<ConvertOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ConvertOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "input is not a convert");
+    auto src = dtypeOf(getElementTypeOrSelf(inner.getInput().getType()));
+    auto mid = dtypeOf(getElementTypeOrSelf(inner.getType()));
+    if (!src || !mid || !isExactConversion(*src, *mid))
+      return rewriter.notifyMatchFailure(op, "inner convert rounds");
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getInputMutable().assign(inner.getInput()); });
+    return success();
+  }
+};
+} // namespace
+
+void ConvertOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *ctx) {
+  results.add<FoldExactConvertChain>(ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// TransposeOp, LinearOp, MatmulOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (auto inner = getInput().getDefiningOp<TransposeOp>())
+    return inner.getInput();
+  return {};
+}
+
+namespace {
+/// matmul(a, transpose(b)) -> linear(a, b): the canonical form keeps a weight
+/// in its stored [N, K] layout.
+struct MatmulOfTranspose : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto t = op.getB().getDefiningOp<TransposeOp>();
+    if (!t)
+      return rewriter.notifyMatchFailure(op, "b is not a transpose");
+    rewriter.replaceOpWithNewOp<LinearOp>(op, op.getA(), t.getInput());
+    return success();
+  }
+};
+
+/// linear(x, transpose(b)) -> matmul(x, b) when x has a row dimension.
+struct LinearOfTranspose : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    auto t = op.getW().getDefiningOp<TransposeOp>();
+    if (!t)
+      return rewriter.notifyMatchFailure(op, "w is not a transpose");
+    if (cast<RankedTensorType>(op.getX().getType()).getRank() < 2)
+      return rewriter.notifyMatchFailure(op, "x is 1-D; matmul needs 2-D");
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getX(), t.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *ctx) {
+  results.add<MatmulOfTranspose>(ctx);
+}
+
+void LinearOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *ctx) {
+  results.add<LinearOfTranspose>(ctx);
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Graph/GraphOps.cpp.inc"

@@ -1,0 +1,192 @@
+//===- GraphOps.td - mtc graph dialect ---------------------*- tablegen -*-===//
+//
+// The tensor-level dialect that graph files are parsed into: value semantics,
+// static shapes, one op per graph node. Shapes and dtypes are verified with the
+// rules in ShapeRules.h, the same ones the graph-file front end applies.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_GRAPH_OPS
+#define MTC_GRAPH_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinTypes.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Graph_Dialect : Dialect {
+  let name = "graph";
+  let cppNamespace = "::mtc::graph";
+  let summary = "Tensor graphs as written in .graph files";
+  let description = [{
+    One op per node of a graph file. Tensors are statically shaped and hold
+    `i8`, `f16`, `bf16` or `f32`. Binary ops broadcast like numpy; matmul and
+    linear accumulate in f32 and produce their operands' element type; only
+    `graph.convert` changes an element type. Each op's location is a `NameLoc`
+    carrying the node's name from the graph file, and the printer uses it as
+    the SSA name, so `%wf = graph.convert ...` reads like the source.
+
+    See docs/dialects/graph.md for the rationale (what is deliberately
+    missing, the canonical form).
+  }];
+}
+
+class Graph_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Graph_Dialect, mnemonic, traits>;
+
+def Graph_ElementType : AnyTypeOf<[I8, F16, BF16, F32]>;
+
+def Graph_Tensor : Type<
+    And<[RankedTensorOf<[I8, F16, BF16, F32]>.predicate, HasStaticShapePred,
+         CPred<"::llvm::cast<::mlir::ShapedType>($_self).getRank() >= 1">]>,
+    "statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32",
+    "::mlir::RankedTensorType">;
+
+//===----------------------------------------------------------------------===//
+// graph.func / graph.return
+//===----------------------------------------------------------------------===//
+
+def Graph_FuncOp : Graph_Op<"func", [
+    FunctionOpInterface, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<OpAsmOpInterface,
+                              ["getAsmBlockArgumentNames"]>]> {
+  let summary = "A named graph: tensor inputs, a body of nodes, tensor outputs";
+  let description = [{
+    A graph from a graph file. Its arguments are the graph's inputs; their
+    names survive in the argument locations (`NameLoc`) and are printed as the
+    SSA names. The body is a single block ending in `graph.return`; it may hold
+    graph ops and, after fusion, kernel ops.
+
+    ```mlir
+    graph.func @woq_linear(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>,
+                           %scales: tensor<8192xbf16>) -> tensor<1x8192xbf16> {
+      ...
+      graph.return %out : tensor<1x8192xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+                                 "::mlir::FunctionType":$type)>];
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    bool isDeclaration() { return false; }
+    /// The graph-file name of input `i` ("arg<i>" when it has none).
+    std::string getInputName(unsigned i);
+    /// The graph.return terminator.
+    ::mlir::Operation *getReturn();
+  }];
+}
+
+def Graph_ReturnOp : Graph_Op<"return", [Pure, Terminator,
+                                         HasParent<"FuncOp">]> {
+  let summary = "The graph's outputs";
+  let arguments = (ins Variadic<Graph_Tensor>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+// Every node prints as `%name = graph.op %a, %b : type(a), type(b) -> type(r)`.
+class Graph_NodeOp<string mnemonic, list<Trait> traits = []>
+    : Graph_Op<mnemonic, !listconcat(traits, [Pure,
+        DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>])> {
+  let results = (outs Graph_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let extraClassDefinition = [{
+    ::mlir::ParseResult $cppClass::parse(::mlir::OpAsmParser &parser,
+                                         ::mlir::OperationState &result) {
+      return parseNode(parser, result, getOperationName());
+    }
+    void $cppClass::print(::mlir::OpAsmPrinter &p) { printNode(p, *this); }
+    void $cppClass::getAsmResultNames(
+        ::mlir::OpAsmSetValueNameFn setNameFn) {
+      setNodeResultName(*this, setNameFn);
+    }
+  }];
+}
+
+class Graph_InferredNodeOp<string mnemonic, list<Trait> traits = []>
+    : Graph_NodeOp<mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<InferTypeOpInterface>])>;
+
+def Graph_ConvertOp : Graph_NodeOp<"convert"> {
+  let summary = "Element type conversion";
+  let description = [{
+    Converts every element to the result's element type; the shape is kept.
+    Integer to float is exact for i8. Float to float rounds to nearest even.
+    Float to i8 truncates toward zero and saturates to [-128, 127]; NaN gives 0.
+
+    ```mlir
+    %wf = graph.convert %w : tensor<8192x4096xi8> -> tensor<8192x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Graph_LinearOp : Graph_InferredNodeOp<"linear"> {
+  let summary = "x @ w^T, like torch.nn.functional.linear";
+  let description = [{
+    `x: [..., K]`, `w: [N, K]` -> `[..., N]`. Products accumulate in f32; the
+    result has the operands' (equal, floating-point) element type.
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_Tensor:$w);
+  let hasCanonicalizer = 1;
+}
+
+def Graph_MatmulOp : Graph_InferredNodeOp<"matmul"> {
+  let summary = "a @ b";
+  let description = [{
+    `a: [..., M, K]`, `b: [K, N]` -> `[..., M, N]`. Products accumulate in f32;
+    the result has the operands' (equal, floating-point) element type.
+  }];
+  let arguments = (ins Graph_Tensor:$a, Graph_Tensor:$b);
+  let hasCanonicalizer = 1;
+}
+
+def Graph_TransposeOp : Graph_InferredNodeOp<"transpose"> {
+  let summary = "Swaps the last two dimensions";
+  let arguments = (ins Graph_Tensor:$input);
+  let hasFolder = 1;
+}
+
+class Graph_BinaryOp<string mnemonic, string what>
+    : Graph_InferredNodeOp<mnemonic> {
+  let summary = "Elementwise " # what # " with numpy broadcasting";
+  let arguments = (ins Graph_Tensor:$lhs, Graph_Tensor:$rhs);
+}
+
+def Graph_AddOp : Graph_BinaryOp<"add", "addition">;
+def Graph_SubOp : Graph_BinaryOp<"sub", "subtraction">;
+def Graph_MulOp : Graph_BinaryOp<"mul", "multiplication">;
+
+class Graph_UnaryOp<string mnemonic, string what>
+    : Graph_InferredNodeOp<mnemonic> {
+  let summary = what;
+  let arguments = (ins Graph_Tensor:$input);
+}
+
+def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0); NaN stays NaN">;
+def Graph_SiluOp : Graph_UnaryOp<"silu", "x * sigmoid(x)">;
+
+#endif // MTC_GRAPH_OPS

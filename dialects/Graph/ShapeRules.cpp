@@ -1,0 +1,178 @@
+//===- ShapeRules.cpp - Shape and dtype rules of graph ops ----------------===//
+//
+// See ShapeRules.h.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Graph/ShapeRules.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace mtc {
+
+std::optional<DType> parseDType(StringRef name) {
+  return StringSwitch<std::optional<DType>>(name)
+      .Case("i8", DType::I8)
+      .Case("f16", DType::F16)
+      .Case("bf16", DType::BF16)
+      .Case("f32", DType::F32)
+      .Default(std::nullopt);
+}
+
+StringRef dtypeName(DType t) {
+  switch (t) {
+  case DType::I8:
+    return "i8";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+unsigned dtypeBytes(DType t) {
+  switch (t) {
+  case DType::I8:
+    return 1;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F32:
+    return 4;
+  }
+  return 0;
+}
+
+std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d <= 0 || d > kMaxElements)
+      return std::nullopt;
+    // n <= 2^40 and d <= 2^40, so the product fits in 128 bits; check it
+    // against the limit before multiplying in 64 bits.
+    if (n > kMaxElements / d)
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  raw_string_ostream os(s);
+  os << "[";
+  interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+bool checkShape(ArrayRef<int64_t> shape, std::string &err) {
+  for (int64_t d : shape) {
+    if (d <= 0) {
+      err = "dimensions must be positive, got " + formatShape(shape);
+      return false;
+    }
+  }
+  if (!numElements(shape)) {
+    err = "tensor of shape " + formatShape(shape) +
+          " is too large (more than 2^40 elements)";
+    return false;
+  }
+  return true;
+}
+
+bool broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b, Shape &out,
+                     std::string &err) {
+  size_t rank = std::max(a.size(), b.size());
+  out.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1) {
+      err = "shapes " + formatShape(a) + " and " + formatShape(b) +
+            " cannot be broadcast together (dim " +
+            std::to_string(rank - 1 - i) + ": " + std::to_string(da) +
+            " vs " + std::to_string(db) + ")";
+      return false;
+    }
+    out[rank - 1 - i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+bool linearShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w, Shape &out,
+                 std::string &err) {
+  if (x.empty()) {
+    err = "linear: x must have at least one dimension";
+    return false;
+  }
+  if (w.size() != 2) {
+    err = "linear: w must be 2-D [N, K], got " + formatShape(w);
+    return false;
+  }
+  if (x.back() != w[1]) {
+    err = "linear: x " + formatShape(x) + " and w " + formatShape(w) +
+          " disagree on K (" + std::to_string(x.back()) + " vs " +
+          std::to_string(w[1]) + ")";
+    return false;
+  }
+  out.assign(x.begin(), x.end() - 1);
+  out.push_back(w[0]);
+  return true;
+}
+
+bool matmulShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b, Shape &out,
+                 std::string &err) {
+  if (a.size() < 2) {
+    err = "matmul: a must have at least two dimensions [..., M, K], got " +
+          formatShape(a);
+    return false;
+  }
+  if (b.size() != 2) {
+    err = "matmul: b must be 2-D [K, N], got " + formatShape(b);
+    return false;
+  }
+  if (a.back() != b[0]) {
+    err = "matmul: a " + formatShape(a) + " and b " + formatShape(b) +
+          " disagree on K (" + std::to_string(a.back()) + " vs " +
+          std::to_string(b[0]) + ")";
+    return false;
+  }
+  out.assign(a.begin(), a.end() - 1);
+  out.push_back(b[1]);
+  return true;
+}
+
+bool transposeShape(ArrayRef<int64_t> t, Shape &out, std::string &err) {
+  if (t.size() < 2) {
+    err = "transpose: needs at least two dimensions, got " + formatShape(t);
+    return false;
+  }
+  out.assign(t.begin(), t.end());
+  std::swap(out[out.size() - 1], out[out.size() - 2]);
+  return true;
+}
+
+bool checkFloatType(StringRef op, DType a, std::string &err) {
+  if (isFloat(a))
+    return true;
+  err = op.str() + ": operands must be floating point, got " +
+        dtypeName(a).str() + "; insert a convert";
+  return false;
+}
+
+bool checkSameFloatTypes(StringRef op, DType a, DType b, std::string &err) {
+  if (a != b) {
+    err = op.str() + ": element types differ (" + dtypeName(a).str() +
+          " vs " + dtypeName(b).str() + "); insert a convert";
+    return false;
+  }
+  return checkFloatType(op, a, err);
+}
+
+} // namespace mtc

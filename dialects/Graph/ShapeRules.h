@@ -1,0 +1,70 @@
+//===- ShapeRules.h - Shape and dtype rules of graph ops --------*- C++ -*-===//
+//
+// The single source of truth for what a graph op accepts: the graph-file front
+// end uses these functions to point at the offending token, and the op
+// verifiers use them so that IR read from .mlir files obeys the same rules.
+// Nothing here depends on MLIR types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_DIALECTS_GRAPH_SHAPERULES_H
+#define MTC_DIALECTS_GRAPH_SHAPERULES_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mtc {
+
+/// Element types mtc understands.
+enum class DType { I8, F16, BF16, F32 };
+
+std::optional<DType> parseDType(llvm::StringRef name);
+llvm::StringRef dtypeName(DType t);
+unsigned dtypeBytes(DType t);
+inline bool isFloat(DType t) { return t != DType::I8; }
+
+using Shape = llvm::SmallVector<int64_t, 4>;
+
+/// The largest tensor mtc accepts: 2^40 elements (a terabyte of int8). Shapes
+/// beyond it are user errors, and the limit keeps every byte count in int64.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+/// Number of elements, or std::nullopt if the product exceeds kMaxElements
+/// (this also catches products that would overflow 64 bits).
+std::optional<int64_t> numElements(llvm::ArrayRef<int64_t> shape);
+
+/// "[1, 4096]"
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// Checks that every dim is positive and the element count is in range.
+bool checkShape(llvm::ArrayRef<int64_t> shape, std::string &err);
+
+/// Numpy-style broadcasting of two shapes (trailing dims aligned; a dim of 1
+/// stretches).
+bool broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
+                     Shape &out, std::string &err);
+
+/// linear(x, w): x [..., K], w [N, K] -> [..., N].
+bool linearShape(llvm::ArrayRef<int64_t> x, llvm::ArrayRef<int64_t> w,
+                 Shape &out, std::string &err);
+
+/// matmul(a, b): a [..., M, K], b [K, N] -> [..., M, N].
+bool matmulShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
+                 Shape &out, std::string &err);
+
+/// transpose(t): swaps the last two dims.
+bool transposeShape(llvm::ArrayRef<int64_t> t, Shape &out, std::string &err);
+
+/// Binary elementwise ops and matmul/linear need equal element types; all but
+/// convert need floating-point ones.
+bool checkSameFloatTypes(llvm::StringRef op, DType a, DType b,
+                         std::string &err);
+bool checkFloatType(llvm::StringRef op, DType a, std::string &err);
+
+} // namespace mtc
+
+#endif // MTC_DIALECTS_GRAPH_SHAPERULES_H

@@ -1,0 +1,325 @@
+//===- KernelOps.cpp - mtc kernel dialect ops ------------------------------===//
+//
+// Verifiers for kernel ops: operand layouts, indexing maps, the structure of
+// the contraction body, and the scalar ops kernel regions may hold.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Kernel/KernelOps.h"
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Kernel/Schedule.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+
+//===----------------------------------------------------------------------===//
+// Shared checks
+//===----------------------------------------------------------------------===//
+
+static bool isScalar(Type t) { return t.isIntOrFloat(); }
+
+bool mtc::kernel::isAllowedScalarOp(Operation *op) {
+  if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
+           arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
+           arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
+           arith::ConstantOp, arith::SelectOp, arith::CmpFOp, math::ExpOp,
+           YieldOp>(op))
+    return false;
+  return llvm::all_of(op->getOperandTypes(), isScalar) &&
+         llvm::all_of(op->getResultTypes(), isScalar);
+}
+
+/// Conversion ops that may form the body's per-operand chains.
+static bool isConversion(Operation *op) {
+  return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
+             arith::FPToSIOp>(op);
+}
+
+LogicalResult mtc::kernel::verifyIndexingMap(Operation *op, StringRef what,
+                                             AffineMap map,
+                                             ArrayRef<int64_t> iterShape,
+                                             ArrayRef<int64_t> inputShape) {
+  if (map.getNumDims() != iterShape.size() || map.getNumSymbols() != 0)
+    return op->emitOpError() << what << ": map " << AffineMapAttr::get(map) << " must have "
+                             << iterShape.size() << " dims and no symbols";
+  if (map.getNumResults() != inputShape.size())
+    return op->emitOpError() << what << ": map " << AffineMapAttr::get(map) << " has "
+                             << map.getNumResults()
+                             << " results but the input has rank "
+                             << inputShape.size();
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (inputShape[i] != iterShape[dim.getPosition()])
+        return op->emitOpError()
+               << what << ": input dim " << i << " has size " << inputShape[i]
+               << " but is indexed by d" << dim.getPosition() << " of size "
+               << iterShape[dim.getPosition()];
+      continue;
+    }
+    auto cst = dyn_cast<AffineConstantExpr>(expr);
+    if (!cst || cst.getValue() != 0)
+      return op->emitOpError() << what << ": map result #" << i
+                               << " must be a dim or the constant 0";
+    if (inputShape[i] != 1)
+      return op->emitOpError()
+             << what << ": input dim " << i << " has size " << inputShape[i]
+             << " but is broadcast (indexed by 0); only size-1 dims broadcast";
+  }
+  return success();
+}
+
+static LogicalResult verifyTensor(Operation *op, StringRef what, Type t) {
+  auto tensor = dyn_cast<RankedTensorType>(t);
+  if (!tensor || !tensor.hasStaticShape() || tensor.getRank() < 1 ||
+      !dtypeOf(tensor.getElementType()))
+    return op->emitOpError() << what
+                             << " must be a statically shaped tensor (rank >= "
+                                "1) of i8, f16, bf16 or f32, got "
+                             << t;
+  return success();
+}
+
+/// Checks a scalar region: argument types, the yielded type, allowed ops.
+static LogicalResult verifyScalarRegion(Operation *op, StringRef what,
+                                        Region &region, TypeRange argTypes,
+                                        Type yieldType) {
+  Block &block = region.front();
+  if (block.getNumArguments() != argTypes.size())
+    return op->emitOpError() << what << " takes " << block.getNumArguments()
+                             << " arguments, expected " << argTypes.size();
+  for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+    if (arg.getType() != argTypes[i])
+      return op->emitOpError()
+             << what << " argument #" << i << " has type " << arg.getType()
+             << ", expected " << argTypes[i];
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << what << " must end in kernel.yield";
+  if (yield.getValue().getType() != yieldType)
+    return op->emitOpError() << what << " yields "
+                             << yield.getValue().getType() << ", expected "
+                             << yieldType;
+  for (Operation &inner : block)
+    if (!isAllowedScalarOp(&inner))
+      return inner.emitOpError()
+             << "is not supported inside a kernel " << what
+             << " (allowed: scalar arith conversions and arithmetic, "
+                "math.exp)";
+  return success();
+}
+
+static LogicalResult verifyScheduleOf(Operation *op,
+                                      std::optional<ScheduleAttr> attr) {
+  if (!attr)
+    return success();
+  ScheduleParams s = ScheduleParams::of(*attr);
+  std::string err = checkSchedule(op, s);
+  if (!err.empty())
+    return op->emitOpError() << "schedule " << s.str() << " is illegal: "
+                             << err;
+  return success();
+}
+
+static void setNameFromNodes(Operation *op, ArrayAttr nodes,
+                             OpAsmSetValueNameFn fn) {
+  if (nodes.empty())
+    return;
+  StringRef name = cast<StringAttr>(nodes[nodes.size() - 1]).getValue();
+  if (!name.empty() && (isalpha(name[0]) || name[0] == '_'))
+    fn(op->getResult(0), name);
+}
+
+//===----------------------------------------------------------------------===//
+// ContractOp
+//===----------------------------------------------------------------------===//
+
+int64_t ContractOp::getM() { return ContractShape::of(*this).m; }
+int64_t ContractOp::getN() { return ContractShape::of(*this).n; }
+int64_t ContractOp::getK() { return ContractShape::of(*this).k; }
+
+/// The ops from `arg` to `v`, if `v` is `arg` converted by a chain of
+/// single-operand conversions.
+static FailureOr<SmallVector<Operation *>> chainFrom(BlockArgument arg,
+                                                     Value v) {
+  SmallVector<Operation *> ops;
+  while (v != arg) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !isConversion(def))
+      return failure();
+    ops.push_back(def);
+    v = def->getOperand(0);
+  }
+  std::reverse(ops.begin(), ops.end());
+  return ops;
+}
+
+static arith::MulFOp bodyProduct(ContractOp op) {
+  auto yield = cast<YieldOp>(op.getBody().front().getTerminator());
+  return yield.getValue().getDefiningOp<arith::MulFOp>();
+}
+
+SmallVector<Operation *> ContractOp::getAChain() {
+  auto chain =
+      chainFrom(getBody().front().getArgument(0), bodyProduct(*this).getLhs());
+  return succeeded(chain) ? *chain : SmallVector<Operation *>{};
+}
+
+SmallVector<Operation *> ContractOp::getBChain() {
+  auto chain =
+      chainFrom(getBody().front().getArgument(1), bodyProduct(*this).getRhs());
+  return succeeded(chain) ? *chain : SmallVector<Operation *>{};
+}
+
+LogicalResult ContractOp::verify() {
+  if (failed(verifyTensor(*this, "operand a", getA().getType())) ||
+      failed(verifyTensor(*this, "operand b", getB().getType())) ||
+      failed(verifyTensor(*this, "result", getType())))
+    return failure();
+  for (auto [i, v] : llvm::enumerate(getEpilogueInputs()))
+    if (failed(verifyTensor(*this, "epilogue input #" + std::to_string(i),
+                            v.getType())))
+      return failure();
+
+  ArrayRef<int64_t> a = cast<RankedTensorType>(getA().getType()).getShape();
+  ArrayRef<int64_t> b = cast<RankedTensorType>(getB().getType()).getShape();
+  ArrayRef<int64_t> r = cast<RankedTensorType>(getType()).getShape();
+  if (b.size() != 2)
+    return emitOpError("operand b must be 2-D, got ") << formatShape(b);
+  int64_t n = getBTransposed() ? b[1] : b[0];
+  int64_t kB = getBTransposed() ? b[0] : b[1];
+  int64_t kA;
+  Shape expected;
+  if (getATransposed()) {
+    if (a.size() != 2)
+      return emitOpError("a transposed operand a must be 2-D [K, M], got ")
+             << formatShape(a);
+    kA = a[0];
+    expected = {a[1], n};
+  } else {
+    kA = a.back();
+    expected.assign(a.begin(), a.end() - 1);
+    expected.push_back(n);
+  }
+  if (kA != kB)
+    return emitOpError("operands disagree on K: a ")
+           << formatShape(a) << (getATransposed() ? " (transposed)" : "")
+           << " vs b " << formatShape(b)
+           << (getBTransposed() ? " (transposed)" : "");
+  if (ArrayRef<int64_t>(expected) != r)
+    return emitOpError("result shape ")
+           << formatShape(r) << " does not match the operands; expected "
+           << formatShape(expected);
+
+  ArrayAttr maps = getEpilogueMaps();
+  if (maps.size() != getEpilogueInputs().size())
+    return emitOpError("has ") << getEpilogueInputs().size()
+                               << " epilogue inputs but " << maps.size()
+                               << " epilogue maps";
+  for (auto [i, v] : llvm::enumerate(getEpilogueInputs()))
+    if (failed(verifyIndexingMap(
+            *this, "epilogue input #" + std::to_string(i),
+            cast<AffineMapAttr>(maps[i]).getValue(), r,
+            cast<RankedTensorType>(v.getType()).getShape())))
+      return failure();
+  return verifyScheduleOf(*this, getSchedule());
+}
+
+LogicalResult ContractOp::verifyRegions() {
+  Type f32 = Float32Type::get(getContext());
+  Type aElem = cast<RankedTensorType>(getA().getType()).getElementType();
+  Type bElem = cast<RankedTensorType>(getB().getType()).getElementType();
+  if (failed(verifyScalarRegion(*this, "body", getBody(), {aElem, bElem}, f32)))
+    return failure();
+  Block &body = getBody().front();
+  arith::MulFOp mul = bodyProduct(*this);
+  if (!mul)
+    return emitOpError("body must yield the arith.mulf of its two converted "
+                       "operands");
+  auto aChain = chainFrom(body.getArgument(0), mul.getLhs());
+  auto bChain = chainFrom(body.getArgument(1), mul.getRhs());
+  if (failed(aChain) || failed(bChain))
+    return emitOpError("body must multiply %a and %b, each converted to f32 by "
+                       "a chain of arith conversions");
+  size_t expectedOps = aChain->size() + bChain->size() + 2;
+  if (body.getOperations().size() != expectedOps)
+    return emitOpError("body may only hold the two conversion chains, the "
+                       "product and the yield");
+  for (Operation *op : llvm::concat<Operation *>(*aChain, *bChain))
+    if (!op->getResult(0).hasOneUse())
+      return op->emitOpError("in a contraction body must have a single use");
+
+  SmallVector<Type> epilogueArgs{f32};
+  for (Value v : getEpilogueInputs())
+    epilogueArgs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  return verifyScalarRegion(*this, "epilogue", getEpilogue(), epilogueArgs,
+                            cast<RankedTensorType>(getType()).getElementType());
+}
+
+void ContractOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
+  setNameFromNodes(*this, getNodes(), fn);
+}
+
+void ContractOp::getAsmBlockArgumentNames(Region &region,
+                                          OpAsmSetValueNameFn fn) {
+  if (region.empty())
+    return;
+  Block &block = region.front();
+  if (&region == &getBody()) {
+    if (block.getNumArguments() == 2) {
+      fn(block.getArgument(0), "a");
+      fn(block.getArgument(1), "b");
+    }
+    return;
+  }
+  for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+    fn(arg, i == 0 ? std::string("acc") : "e" + std::to_string(i - 1));
+}
+
+//===----------------------------------------------------------------------===//
+// ElementwiseOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ElementwiseOp::verify() {
+  if (failed(verifyTensor(*this, "result", getType())))
+    return failure();
+  ArrayRef<int64_t> r = cast<RankedTensorType>(getType()).getShape();
+  ArrayAttr maps = getIndexingMaps();
+  if (maps.size() != getInputs().size())
+    return emitOpError("has ") << getInputs().size() << " inputs but "
+                               << maps.size() << " indexing maps";
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    std::string what = "input #" + std::to_string(i);
+    if (failed(verifyTensor(*this, what, v.getType())) ||
+        failed(verifyIndexingMap(
+            *this, what, cast<AffineMapAttr>(maps[i]).getValue(), r,
+            cast<RankedTensorType>(v.getType()).getShape())))
+      return failure();
+  }
+  return verifyScheduleOf(*this, getSchedule());
+}
+
+LogicalResult ElementwiseOp::verifyRegions() {
+  SmallVector<Type> args;
+  for (Value v : getInputs())
+    args.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  return verifyScalarRegion(*this, "body", getBody(), args,
+                            cast<RankedTensorType>(getType()).getElementType());
+}
+
+void ElementwiseOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
+  setNameFromNodes(*this, getNodes(), fn);
+}
+
+void ElementwiseOp::getAsmBlockArgumentNames(Region &region,
+                                             OpAsmSetValueNameFn fn) {
+  if (region.empty())
+    return;
+  for (auto [i, arg] : llvm::enumerate(region.front().getArguments()))
+    fn(arg, "in" + std::to_string(i));
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Kernel/KernelOps.cpp.inc"

@@ -1,0 +1,36 @@
+//===- KernelOps.h - mtc kernel dialect ops ---------------------*- C++ -*-===//
+#ifndef MTC_DIALECTS_KERNEL_KERNELOPS_H
+#define MTC_DIALECTS_KERNEL_KERNELOPS_H
+
+#include "dialects/Kernel/KernelDialect.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/Kernel/KernelEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Kernel/KernelAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/Kernel/KernelOps.h.inc"
+
+namespace mtc::kernel {
+/// Checks that `map` indexes a tensor of `inputShape` from an iteration space
+/// of `iterShape`: every result is a dim of equal size or the constant 0 for
+/// a dim of size 1.
+llvm::LogicalResult verifyIndexingMap(mlir::Operation *op, llvm::StringRef what,
+                                      mlir::AffineMap map,
+                                      llvm::ArrayRef<int64_t> iterShape,
+                                      llvm::ArrayRef<int64_t> inputShape);
+
+/// True for the scalar ops kernel regions may contain.
+bool isAllowedScalarOp(mlir::Operation *op);
+} // namespace mtc::kernel
+
+#endif // MTC_DIALECTS_KERNEL_KERNELOPS_H

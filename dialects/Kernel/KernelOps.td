@@ -1,0 +1,174 @@
+//===- KernelOps.td - mtc kernel dialect -------------------*- tablegen -*-===//
+//
+// One op per GPU kernel. A `kernel.contract` is a matmul/linear with its
+// operand conversions folded into the per-element body and its elementwise
+// consumers folded into the epilogue; a `kernel.elementwise` is a fused group
+// of elementwise nodes. Both keep value semantics (tensors in, tensor out);
+// the lowering to NVVM turns each into one `llvm.func` kernel, scheduled by its
+// `#kernel.schedule`.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_KERNEL_OPS
+#define MTC_KERNEL_OPS
+
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Kernel_Dialect : Dialect {
+  let name = "kernel";
+  let cppNamespace = "::mtc::kernel";
+  let summary = "Fused GPU kernels over tensors";
+  let description = [{
+    Each op is one GPU kernel. Scalar computation inside kernel regions uses
+    `arith` (and `math.exp`); the regions are isolated from above and end in
+    `kernel.yield`. Indexing of epilogue and elementwise inputs is given by
+    affine maps from the output's iteration space, as in `linalg.generic`;
+    a map result is either a dimension or the constant 0 (a broadcast dim of
+    size 1). See docs/dialects/kernel.md.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+class Kernel_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kernel_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Schedules
+//===----------------------------------------------------------------------===//
+
+def Kernel_ScheduleKind : I32EnumAttr<"ScheduleKind", "how a kernel is mapped to the GPU", [
+    I32EnumAttrCase<"simt", 0>,
+    I32EnumAttrCase<"mma", 1>,
+    I32EnumAttrCase<"elementwise", 2>]> {
+  let cppNamespace = "::mtc::kernel";
+  let genSpecializedAttr = 0;
+}
+
+def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
+  let mnemonic = "schedule";
+  let summary = "How a kernel is mapped to threads: the autotuner's search space";
+  let description = [{
+    - `kind`: `simt` (CUDA cores: every warp streams rows of the weight with
+      16-byte loads, accumulates in f32 and reduces with warp shuffles),
+      `mma` (tensor cores), or `elementwise`.
+    - `warps`: warps per thread block.
+    - `rows`: weight rows (output columns) each warp owns; for a weight stored
+      [K, N], vectors along N each lane owns.
+    - `kwarps`: warps of one block that split the reduction (K); partial sums
+      meet in shared memory.
+    - `vec`: bytes each lane loads from the weight at once (4, 8 or 16); for
+      elementwise kernels, elements per thread.
+    - `unroll`: K steps whose loads are issued before the first is used.
+    - `mtile`: activation rows (M) one block handles.
+    - `splitk`: thread blocks that split K; partial sums are reduced in f32
+      and the last block to finish runs the epilogue.
+  }];
+  let parameters = (ins
+    EnumParameter<Kernel_ScheduleKind>:$kind,
+    "int64_t":$warps,
+    "int64_t":$rows,
+    "int64_t":$kwarps,
+    "int64_t":$vec,
+    "int64_t":$unroll,
+    "int64_t":$mtile,
+    "int64_t":$splitk);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+def Kernel_YieldOp : Kernel_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["ContractOp", "ElementwiseOp"]>]> {
+  let summary = "Yields a kernel region's scalar result";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<OpAsmOpInterface,
+                              ["getAsmResultNames", "getAsmBlockArgumentNames"]>]> {
+  let summary = "A matmul with its operand conversions and epilogue fused in";
+  let description = [{
+    Computes, for every output element (m..., n):
+
+        acc = sum over k of body(A[m..., k], B[n, k])       (f32)
+        result[m..., n] = epilogue(acc, E0[map0(m..., n)], ...)
+
+    `A` is `[..., K]` (its leading dims flattened into M), or `[K, M]` with
+    `a_transposed`. `B` is `[N, K]`, or `[K, N]` with `b_transposed`. The
+    body converts one element of each operand to f32 through a chain of
+    conversions (exactly what the graph did to the operands: the int8 weight's
+    convert lives here, so no converted copy of the weight is ever written)
+    and yields their product:
+
+        ^bb0(%a: bf16, %b: i8):
+          %0 = arith.extf %a : bf16 to f32
+          %1 = arith.sitofp %b : i8 to f32
+          %2 = arith.mulf %0, %1 : f32
+          kernel.yield %2 : f32
+
+    The epilogue receives the f32 sum and one element of each epilogue input,
+    computes in f32 and yields the stored element.
+  }];
+  let arguments = (ins
+    AnyRankedTensor:$a,
+    AnyRankedTensor:$b,
+    Variadic<AnyRankedTensor>:$epilogue_inputs,
+    UnitAttr:$a_transposed,
+    UnitAttr:$b_transposed,
+    AffineMapArrayAttr:$epilogue_maps,
+    StrArrayAttr:$nodes,
+    OptionalAttr<Kernel_ScheduleAttr>:$schedule);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
+  let assemblyFormat = [{
+    $a `,` $b (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
+    attr-dict `:` type($a) `,` type($b) `->` type($result)
+    `body` $body `epilogue` $epilogue
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Problem size: M (flattened rows of A), N and K.
+    int64_t getM();
+    int64_t getN();
+    int64_t getK();
+    /// The body's conversion chains, from the block argument to the f32 value
+    /// multiplied (empty when the argument is already f32).
+    ::llvm::SmallVector<::mlir::Operation *> getAChain();
+    ::llvm::SmallVector<::mlir::Operation *> getBChain();
+  }];
+}
+
+def Kernel_ElementwiseOp : Kernel_Op<"elementwise", [Pure, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<OpAsmOpInterface,
+                              ["getAsmResultNames", "getAsmBlockArgumentNames"]>]> {
+  let summary = "A fused group of elementwise nodes";
+  let description = [{
+    `result[i...] = body(in0[map0(i...)], in1[map1(i...)], ...)`, one thread
+    per `vec` output elements. Maps express broadcasting and transposition.
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$inputs,
+    AffineMapArrayAttr:$indexing_maps,
+    StrArrayAttr:$nodes,
+    OptionalAttr<Kernel_ScheduleAttr>:$schedule);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    ($inputs^ `:` type($inputs))? attr-dict `->` type($result) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+#endif // MTC_KERNEL_OPS

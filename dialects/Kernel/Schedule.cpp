@@ -1,0 +1,282 @@
+//===- Schedule.cpp - Schedules, legality and launch geometry --------------===//
+#include "dialects/Kernel/Schedule.h"
+#include "dialects/Graph/GraphOps.h"
+
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+
+//===----------------------------------------------------------------------===//
+// Plain data
+//===----------------------------------------------------------------------===//
+
+ContractShape ContractShape::of(ContractOp op) {
+  ContractShape c;
+  auto a = cast<RankedTensorType>(op.getA().getType());
+  auto b = cast<RankedTensorType>(op.getB().getType());
+  auto r = cast<RankedTensorType>(op.getType());
+  c.aTransposed = op.getATransposed();
+  c.bTransposed = op.getBTransposed();
+  c.a = *dtypeOf(a.getElementType());
+  c.b = *dtypeOf(b.getElementType());
+  c.out = *dtypeOf(r.getElementType());
+  c.n = c.bTransposed ? b.getDimSize(1) : b.getDimSize(0);
+  c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
+  c.m = 1;
+  if (c.aTransposed)
+    c.m = a.getDimSize(1);
+  else
+    for (int64_t d : a.getShape().drop_back())
+      c.m *= d;
+  return c;
+}
+
+ScheduleParams ScheduleParams::of(ScheduleAttr a) {
+  ScheduleParams s;
+  s.kind = a.getKind();
+  s.warps = a.getWarps();
+  s.rows = a.getRows();
+  s.kwarps = a.getKwarps();
+  s.vec = a.getVec();
+  s.unroll = a.getUnroll();
+  s.mtile = a.getMtile();
+  s.splitk = a.getSplitk();
+  return s;
+}
+
+ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
+  return ScheduleAttr::get(ctx, kind, warps, rows, kwarps, vec, unroll, mtile,
+                           splitk);
+}
+
+std::string ScheduleParams::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << stringifyScheduleKind(kind) << " w" << warps << " r" << rows << " kw"
+     << kwarps << " v" << vec << " u" << unroll << " mt" << mtile << " sk"
+     << splitk;
+  return s;
+}
+
+bool ScheduleParams::operator==(const ScheduleParams &o) const {
+  return kind == o.kind && warps == o.warps && rows == o.rows &&
+         kwarps == o.kwarps && vec == o.vec && unroll == o.unroll &&
+         mtile == o.mtile && splitk == o.splitk;
+}
+
+int64_t mtc::kernel::numElementsOf(Type t) {
+  return numElements(cast<ShapedType>(t).getShape()).value_or(0);
+}
+
+//===----------------------------------------------------------------------===//
+// SIMT contraction geometry
+//===----------------------------------------------------------------------===//
+
+SimtGeometry mtc::kernel::simtGeometry(const ContractShape &c,
+                                       const ScheduleParams &s) {
+  SimtGeometry g;
+  g.elemsPerLoad = std::max<int64_t>(1, s.vec / dtypeBytes(c.b));
+  g.warpsN = std::max<int64_t>(1, s.warps / std::max<int64_t>(1, s.kwarps));
+  if (c.bTransposed) {
+    g.colsPerBlock = g.warpsN * 32 * g.elemsPerLoad * s.rows;
+    g.chunk = 1;
+  } else {
+    g.colsPerBlock = g.warpsN * s.rows;
+    g.chunk = 32 * g.elemsPerLoad;
+  }
+  g.gridN = llvm::divideCeil(c.n, g.colsPerBlock);
+  g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
+  g.pieces = s.kwarps * s.splitk;
+  g.reduceFloats = 0;
+  if (s.kwarps > 1)
+    g.reduceFloats = c.bTransposed ? s.kwarps * g.warpsN * 32 * s.mtile *
+                                         s.rows * g.elemsPerLoad
+                                   : s.kwarps * g.warpsN * s.mtile * s.rows;
+  return g;
+}
+
+static constexpr int64_t kMaxStaticShared = 48 * 1024;
+static constexpr int64_t kRegisterBudget = 224;
+
+static bool isPow2In(int64_t v, int64_t lo, int64_t hi) {
+  return v >= lo && v <= hi && llvm::isPowerOf2_64(v);
+}
+
+std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
+                                               const ScheduleParams &s) {
+  if (s.kind == ScheduleKind::elementwise)
+    return "a contraction cannot use an elementwise schedule";
+  if (s.kind == ScheduleKind::mma)
+    return "tensor-core (mma) schedules are not implemented yet";
+  if (!isPow2In(s.warps, 1, 32))
+    return "warps must be a power of two in [1, 32]";
+  if (!isPow2In(s.kwarps, 1, 32) || s.warps % s.kwarps)
+    return "kwarps must be a power of two dividing warps";
+  if (!isPow2In(s.rows, 1, 16))
+    return "rows must be a power of two in [1, 16]";
+  if (!isPow2In(s.unroll, 1, 16))
+    return "unroll must be a power of two in [1, 16]";
+  if (s.mtile < 1 || s.mtile > 16)
+    return "mtile must be in [1, 16]";
+  if (s.mtile > c.m)
+    return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
+           std::to_string(c.m);
+  if (!isPow2In(s.splitk, 1, 64))
+    return "splitk must be a power of two in [1, 64]";
+  int64_t eb = dtypeBytes(c.b), ea = dtypeBytes(c.a);
+  if (!isPow2In(s.vec, 1, 16) || s.vec < eb)
+    return "vec must be a power of two in [" + std::to_string(eb) +
+           ", 16] bytes for " + dtypeName(c.b).str() + " weights";
+  SimtGeometry g = simtGeometry(c, s);
+  int64_t epl = g.elemsPerLoad;
+  if (c.bTransposed) {
+    if (c.n % epl)
+      return "vec " + std::to_string(s.vec) + " needs N = " +
+             std::to_string(c.n) + " to be a multiple of " +
+             std::to_string(epl) + " (aligned vector loads)";
+    if (g.pieces > c.k)
+      return "kwarps * splitk exceeds K";
+  } else {
+    if (c.k % epl)
+      return "vec " + std::to_string(s.vec) + " needs K = " +
+             std::to_string(c.k) + " to be a multiple of " +
+             std::to_string(epl) + " (aligned vector loads)";
+    int64_t chunks = c.k / g.chunk;
+    if (g.pieces > std::max<int64_t>(1, chunks))
+      return "kwarps * splitk = " + std::to_string(g.pieces) +
+             " exceeds the " + std::to_string(chunks) + " K steps of " +
+             std::to_string(g.chunk);
+  }
+  int64_t words = std::max<int64_t>(1, s.vec / 4);
+  int64_t regs;
+  if (c.bTransposed)
+    regs = s.mtile * s.rows * epl + s.unroll * s.rows * words +
+           s.unroll * s.mtile + 24;
+  else
+    regs = s.mtile * s.rows + s.unroll * s.rows * words +
+           s.unroll * s.mtile * std::max<int64_t>(1, epl * ea / 4) + 24;
+  if (regs > kRegisterBudget)
+    return "needs about " + std::to_string(regs) +
+           " registers per thread (budget " + std::to_string(kRegisterBudget) +
+           "); it would spill";
+  LaunchConfig l = contractLaunchConfig(c, s);
+  if (l.sharedBytes > kMaxStaticShared)
+    return "needs " + std::to_string(l.sharedBytes) +
+           " bytes of shared memory (limit 48 KiB)";
+  if (l.grid[0] > (int64_t(1) << 31) - 1)
+    return "grid too large";
+  return "";
+}
+
+std::string mtc::kernel::checkElementwiseSchedule(int64_t numElements,
+                                                  const ScheduleParams &s) {
+  if (s.kind != ScheduleKind::elementwise)
+    return "an elementwise kernel needs an elementwise schedule";
+  if (!isPow2In(s.warps, 1, 32))
+    return "warps must be a power of two in [1, 32]";
+  if (!isPow2In(s.vec, 1, 16))
+    return "vec (elements per thread) must be a power of two in [1, 16]";
+  if (s.rows != 1 || s.kwarps != 1 || s.unroll != 1 || s.mtile != 1 ||
+      s.splitk != 1)
+    return "rows, kwarps, unroll, mtile and splitk must be 1 for elementwise "
+           "kernels";
+  if (llvm::divideCeil(numElements, s.warps * 32 * s.vec) >
+      (int64_t(1) << 31) - 1)
+    return "grid too large";
+  return "";
+}
+
+std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
+  if (auto c = dyn_cast<ContractOp>(op))
+    return checkContractSchedule(ContractShape::of(c), s);
+  if (auto e = dyn_cast<ElementwiseOp>(op))
+    return checkElementwiseSchedule(numElementsOf(e.getType()), s);
+  return "not a kernel op";
+}
+
+//===----------------------------------------------------------------------===//
+// Heuristic start
+//===----------------------------------------------------------------------===//
+
+ScheduleParams mtc::kernel::defaultContractSchedule(const ContractShape &c) {
+  ScheduleParams s;
+  s.kind = ScheduleKind::simt;
+  int64_t eb = dtypeBytes(c.b);
+  int64_t alignedDim = c.bTransposed ? c.n : c.k;
+  s.vec = 16;
+  while (s.vec > eb && alignedDim % (s.vec / eb))
+    s.vec /= 2;
+  s.warps = 4;
+  s.kwarps = 1;
+  s.splitk = 1;
+  s.mtile = std::min<int64_t>(c.m, 8);
+  if (c.bTransposed) {
+    s.rows = 1;
+    s.mtile = std::min<int64_t>(c.m, 4);
+    s.unroll = 4;
+  } else {
+    s.rows = s.mtile <= 2 ? 2 : 1;
+    s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
+  }
+  // Too few blocks to fill 132 SMs: narrow each block first.
+  while (s.rows > 1 && simtGeometry(c, s).gridN * simtGeometry(c, s).gridM <
+                           2 * 132)
+    s.rows /= 2;
+  // Back off until the schedule is legal (small or odd problems).
+  for (int guard = 0; guard < 32 && !checkContractSchedule(c, s).empty();
+       ++guard) {
+    if (s.unroll > 1)
+      s.unroll /= 2;
+    else if (s.rows > 1)
+      s.rows /= 2;
+    else if (s.mtile > 1)
+      s.mtile = std::max<int64_t>(1, s.mtile / 2);
+    else if (s.vec > eb)
+      s.vec /= 2;
+    else
+      break;
+  }
+  return s;
+}
+
+ScheduleParams mtc::kernel::defaultSchedule(Operation *op) {
+  if (auto c = dyn_cast<ContractOp>(op))
+    return defaultContractSchedule(ContractShape::of(c));
+  ScheduleParams s;
+  s.kind = ScheduleKind::elementwise;
+  s.warps = 4;
+  s.vec = 4;
+  s.rows = s.kwarps = s.unroll = s.mtile = s.splitk = 1;
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// Launch geometry
+//===----------------------------------------------------------------------===//
+
+LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
+                                               const ScheduleParams &s) {
+  LaunchConfig l;
+  SimtGeometry g = simtGeometry(c, s);
+  l.grid = {g.gridN * g.gridM, 1, s.splitk};
+  l.block = {s.warps * 32, 1, 1};
+  l.sharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);
+  if (s.splitk > 1)
+    l.workspaceBytes = llvm::alignTo(c.m * c.n * 4, 256) +
+                       llvm::alignTo(g.gridN * g.gridM * 4, 256);
+  return l;
+}
+
+LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
+  if (auto c = dyn_cast<ContractOp>(op))
+    return contractLaunchConfig(ContractShape::of(c), s);
+  LaunchConfig l;
+  int64_t threads = s.warps * 32;
+  int64_t n = numElementsOf(op->getResult(0).getType());
+  l.grid = {llvm::divideCeil(n, threads * s.vec), 1, 1};
+  l.block = {threads, 1, 1};
+  return l;
+}

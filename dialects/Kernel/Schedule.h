@@ -1,0 +1,85 @@
+//===- Schedule.h - Schedules, legality and launch geometry -----*- C++ -*-===//
+//
+// Everything that depends on a kernel's schedule but not on its code: which
+// schedules are legal for an op, the heuristic start the autotuner descends
+// from, and the grid/block/shared-memory/workspace that a schedule implies.
+// The lowering, the manifest and the tuner all call these, so they agree.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_DIALECTS_KERNEL_SCHEDULE_H
+#define MTC_DIALECTS_KERNEL_SCHEDULE_H
+
+#include "dialects/Graph/ShapeRules.h"
+#include "dialects/Kernel/KernelOps.h"
+
+#include <array>
+#include <string>
+
+namespace mtc::kernel {
+
+/// The problem a kernel.contract solves, without the IR.
+struct ContractShape {
+  int64_t m = 1, n = 1, k = 1;
+  DType a = DType::BF16, b = DType::BF16, out = DType::BF16;
+  bool aTransposed = false, bTransposed = false;
+  static ContractShape of(ContractOp op);
+};
+
+/// A schedule as plain data (the tuner edits these).
+struct ScheduleParams {
+  ScheduleKind kind = ScheduleKind::simt;
+  int64_t warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1,
+          splitk = 1;
+
+  static ScheduleParams of(ScheduleAttr attr);
+  ScheduleAttr toAttr(mlir::MLIRContext *ctx) const;
+  /// "simt w4 r2 kw1 v16 u4 mt1 sk1"
+  std::string str() const;
+  bool operator==(const ScheduleParams &o) const;
+  bool operator!=(const ScheduleParams &o) const { return !(*this == o); }
+};
+
+struct LaunchConfig {
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::array<int64_t, 3> block{1, 1, 1};
+  /// Static shared memory the kernel declares.
+  int64_t sharedBytes = 0;
+  /// Zero-initialised device scratch the kernel needs (split-K partial sums
+  /// and arrival counters); kernels leave it zeroed again when they finish.
+  int64_t workspaceBytes = 0;
+};
+
+/// Why `s` cannot run `op` ("" if it can).
+std::string checkSchedule(mlir::Operation *op, const ScheduleParams &s);
+std::string checkContractSchedule(const ContractShape &c,
+                                  const ScheduleParams &s);
+std::string checkElementwiseSchedule(int64_t numElements,
+                                     const ScheduleParams &s);
+
+/// The heuristic start for `op`.
+ScheduleParams defaultSchedule(mlir::Operation *op);
+ScheduleParams defaultContractSchedule(const ContractShape &c);
+
+LaunchConfig launchConfig(mlir::Operation *op, const ScheduleParams &s);
+LaunchConfig contractLaunchConfig(const ContractShape &c,
+                                  const ScheduleParams &s);
+
+/// Derived quantities of a SIMT contraction schedule, shared by the lowering
+/// and launchConfig.
+struct SimtGeometry {
+  int64_t elemsPerLoad;  // B elements one lane loads at once (vec / sizeof B)
+  int64_t warpsN;        // warps along N (warps / kwarps)
+  int64_t colsPerBlock;  // output columns (n) one block covers
+  int64_t gridN, gridM;  // blocks along N and along M
+  int64_t chunk;         // K elements one warp consumes per step (nk layout)
+  int64_t pieces;        // K pieces: kwarps * splitk
+  int64_t reduceFloats;  // shared-memory floats for the cross-warp reduction
+};
+SimtGeometry simtGeometry(const ContractShape &c, const ScheduleParams &s);
+
+/// Elements of the result of an elementwise op.
+int64_t numElementsOf(mlir::Type t);
+
+} // namespace mtc::kernel
+
+#endif // MTC_DIALECTS_KERNEL_SCHEDULE_H

@@ -1,0 +1,169 @@
+//===- HostTensor.cpp - Tensors in host memory -----------------------------===//
+#include "runtime/HostTensor.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace mtc {
+
+static uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+static float floatOf(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t floatToBF16(float f) {
+  uint32_t u = bitsOf(f);
+  if (std::isnan(f))
+    return uint16_t((u >> 16) | 0x40); // quiet NaN, sign kept
+  u += 0x7FFF + ((u >> 16) & 1);      // round to nearest even
+  return uint16_t(u >> 16);
+}
+
+float bf16ToFloat(uint16_t h) { return floatOf(uint32_t(h) << 16); }
+
+uint16_t floatToHalf(float f) {
+  uint32_t u = bitsOf(f);
+  uint32_t sign = (u >> 16) & 0x8000;
+  uint32_t absu = u & 0x7FFFFFFF;
+  if (absu > 0x7F800000)
+    return uint16_t(sign | 0x7E00); // NaN
+  if (absu >= 0x477FF000)           // rounds to >= 65520: infinity
+    return uint16_t(sign | 0x7C00);
+  if (absu < 0x38800000) {          // subnormal half (or zero)
+    // value = absu as float; half subnormal unit is 2^-24.
+    float a = floatOf(absu);
+    float scaled = a * 16777216.0f; // exact: a * 2^24
+    // round to nearest even integer
+    float r = std::nearbyint(scaled);
+    return uint16_t(sign | uint32_t(r));
+  }
+  uint32_t exp = ((absu >> 23) - 127 + 15) << 10;
+  uint32_t mant = (absu >> 13) & 0x3FF;
+  uint32_t rest = absu & 0x1FFF;
+  uint32_t h = exp | mant;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+    ++h; // may carry into the exponent, which is right
+  return uint16_t(sign | h);
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1F;
+  uint32_t mant = h & 0x3FF;
+  if (exp == 0) {
+    float v = float(mant) / 16777216.0f; // mant * 2^-24
+    return sign ? -v : v;
+  }
+  if (exp == 31)
+    return floatOf(sign | 0x7F800000 | (mant << 13));
+  return floatOf(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+double roundTo(DType t, double v) {
+  switch (t) {
+  case DType::F32:
+    return double(float(v));
+  case DType::BF16:
+    return bf16ToFloat(floatToBF16(float(v)));
+  case DType::F16:
+    return halfToFloat(floatToHalf(float(v)));
+  case DType::I8:
+    if (std::isnan(v))
+      return 0;
+    return std::trunc(std::fmin(127.0, std::fmax(-128.0, v)));
+  }
+  return v;
+}
+
+HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
+    : dtype(dtype), shape(shape.begin(), shape.end()) {
+  data.assign(size_t(numElements()) * dtypeBytes(dtype), 0);
+}
+
+int64_t HostTensor::numElements() const {
+  return mtc::numElements(shape).value_or(0);
+}
+
+double HostTensor::get(int64_t i) const {
+  const uint8_t *p = data.data() + size_t(i) * dtypeBytes(dtype);
+  switch (dtype) {
+  case DType::I8:
+    return double(int8_t(*p));
+  case DType::F16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return halfToFloat(h);
+  }
+  case DType::BF16: {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return bf16ToFloat(h);
+  }
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    return f;
+  }
+  }
+  return 0;
+}
+
+void HostTensor::set(int64_t i, double v) {
+  uint8_t *p = data.data() + size_t(i) * dtypeBytes(dtype);
+  switch (dtype) {
+  case DType::I8:
+    *p = uint8_t(int8_t(roundTo(DType::I8, v)));
+    return;
+  case DType::F16: {
+    uint16_t h = floatToHalf(float(v));
+    std::memcpy(p, &h, 2);
+    return;
+  }
+  case DType::BF16: {
+    uint16_t h = floatToBF16(float(v));
+    std::memcpy(p, &h, 2);
+    return;
+  }
+  case DType::F32: {
+    float f = float(v);
+    std::memcpy(p, &f, 4);
+    return;
+  }
+  }
+}
+
+static bool looksLikeScale(llvm::StringRef name) {
+  std::string lower = name.lower();
+  llvm::StringRef n(lower);
+  return n == "s" || n.contains("scale");
+}
+
+void fillRandom(HostTensor &t, uint64_t seed, llvm::StringRef name) {
+  std::mt19937_64 rng(seed);
+  int64_t n = t.numElements();
+  if (t.dtype == DType::I8) {
+    std::uniform_int_distribution<int> dist(-128, 127);
+    for (int64_t i = 0; i < n; ++i)
+      t.data[size_t(i)] = uint8_t(int8_t(dist(rng)));
+    return;
+  }
+  if (looksLikeScale(name)) {
+    std::uniform_real_distribution<double> dist(0.5, 1.5);
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, dist(rng) / 64.0);
+    return;
+  }
+  std::normal_distribution<double> dist(0.0, 1.0);
+  for (int64_t i = 0; i < n; ++i)
+    t.set(i, dist(rng));
+}
+
+} // namespace mtc

@@ -1,0 +1,204 @@
+//===- Manifest.cpp - What a compiled graph needs to run -------------------===//
+#include "runtime/Manifest.h"
+
+using namespace llvm;
+
+namespace mtc {
+
+int64_t BufferInfo::bytes() const {
+  return numElements(shape).value_or(0) * dtypeBytes(dtype);
+}
+
+const BufferInfo *Manifest::findBuffer(StringRef name) const {
+  for (const BufferInfo &b : buffers)
+    if (b.name == name)
+      return &b;
+  return nullptr;
+}
+
+std::vector<const BufferInfo *> Manifest::inputs() const {
+  std::vector<const BufferInfo *> out;
+  for (const BufferInfo &b : buffers)
+    if (b.role == BufferInfo::Role::Input)
+      out.push_back(&b);
+  return out;
+}
+
+static StringRef roleName(BufferInfo::Role r) {
+  switch (r) {
+  case BufferInfo::Role::Input:
+    return "input";
+  case BufferInfo::Role::Output:
+    return "output";
+  case BufferInfo::Role::Intermediate:
+    return "intermediate";
+  case BufferInfo::Role::Workspace:
+    return "workspace";
+  }
+  return "?";
+}
+
+static json::Array toArray(ArrayRef<int64_t> v) {
+  json::Array a;
+  for (int64_t x : v)
+    a.push_back(x);
+  return a;
+}
+
+json::Value Manifest::toJSON() const {
+  json::Array bufs;
+  for (const BufferInfo &b : buffers)
+    bufs.push_back(json::Object{{"name", b.name},
+                                {"role", roleName(b.role)},
+                                {"dtype", dtypeName(b.dtype)},
+                                {"shape", toArray(b.shape)},
+                                {"bytes", b.bytes()}});
+  json::Array ks;
+  for (const KernelInfo &k : kernels) {
+    json::Object o{{"name", k.name},
+                   {"kind", k.kind},
+                   {"nodes", json::Array(k.nodes)},
+                   {"params", json::Array(k.params)},
+                   {"grid", toArray(k.grid)},
+                   {"block", toArray(k.block)},
+                   {"shared_bytes", k.sharedBytes},
+                   {"schedule", k.schedule},
+                   {"schedule_fields", json::Object(k.scheduleFields)},
+                   {"flops", k.flops},
+                   {"min_bytes", k.minBytes}};
+    if (k.tunedMicros)
+      o["tuned_us"] = *k.tunedMicros;
+    ks.push_back(std::move(o));
+  }
+  json::Object binds;
+  for (auto &[name, v] : bindings)
+    binds[name] = v;
+  return json::Object{{"mtc_version", mtcVersion},
+                      {"graph", graph},
+                      {"source", source},
+                      {"arch", arch},
+                      {"ptx", ptxFile},
+                      {"bindings", std::move(binds)},
+                      {"buffers", std::move(bufs)},
+                      {"outputs", json::Array(outputs)},
+                      {"kernels", std::move(ks)}};
+}
+
+static Error malformed(const Twine &what) {
+  return createStringError(inconvertibleErrorCode(),
+                           "malformed manifest: " + what);
+}
+
+static bool readShape(const json::Array *a, Shape &out) {
+  if (!a)
+    return false;
+  for (const json::Value &v : *a) {
+    std::optional<int64_t> d = v.getAsInteger();
+    if (!d)
+      return false;
+    out.push_back(*d);
+  }
+  return true;
+}
+
+Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return malformed("not an object");
+  Manifest m;
+  auto str = [&](const json::Object *obj, StringRef key,
+                 std::string &out) -> bool {
+    std::optional<StringRef> s = obj->getString(key);
+    if (!s)
+      return false;
+    out = s->str();
+    return true;
+  };
+  if (!str(o, "mtc_version", m.mtcVersion) || !str(o, "graph", m.graph) ||
+      !str(o, "arch", m.arch) || !str(o, "ptx", m.ptxFile))
+    return malformed("missing mtc_version, graph, arch or ptx");
+  str(o, "source", m.source);
+  if (const json::Object *b = o->getObject("bindings"))
+    for (auto &[key, val] : *b)
+      if (std::optional<int64_t> i = val.getAsInteger())
+        m.bindings.push_back({key.str(), *i});
+  const json::Array *bufs = o->getArray("buffers");
+  if (!bufs)
+    return malformed("missing buffers");
+  for (const json::Value &bv : *bufs) {
+    const json::Object *bo = bv.getAsObject();
+    BufferInfo b;
+    std::string role, dtype;
+    if (!bo || !str(bo, "name", b.name) || !str(bo, "role", role) ||
+        !str(bo, "dtype", dtype) || !readShape(bo->getArray("shape"), b.shape))
+      return malformed("bad buffer entry");
+    std::optional<DType> dt = parseDType(dtype);
+    if (!dt)
+      return malformed("unknown dtype '" + dtype + "'");
+    b.dtype = *dt;
+    if (role == "input")
+      b.role = BufferInfo::Role::Input;
+    else if (role == "output")
+      b.role = BufferInfo::Role::Output;
+    else if (role == "intermediate")
+      b.role = BufferInfo::Role::Intermediate;
+    else if (role == "workspace")
+      b.role = BufferInfo::Role::Workspace;
+    else
+      return malformed("unknown buffer role '" + role + "'");
+    std::string err;
+    if (!checkShape(b.shape, err))
+      return malformed("buffer '" + b.name + "': " + err);
+    m.buffers.push_back(std::move(b));
+  }
+  const json::Array *outs = o->getArray("outputs");
+  if (!outs)
+    return malformed("missing outputs");
+  for (const json::Value &ov : *outs) {
+    std::optional<StringRef> s = ov.getAsString();
+    if (!s || !m.findBuffer(*s))
+      return malformed("output is not a buffer");
+    m.outputs.push_back(s->str());
+  }
+  const json::Array *ks = o->getArray("kernels");
+  if (!ks)
+    return malformed("missing kernels");
+  for (const json::Value &kv : *ks) {
+    const json::Object *ko = kv.getAsObject();
+    KernelInfo k;
+    if (!ko || !str(ko, "name", k.name) || !str(ko, "kind", k.kind))
+      return malformed("bad kernel entry");
+    str(ko, "schedule", k.schedule);
+    auto strings = [&](StringRef key, std::vector<std::string> &out) {
+      if (const json::Array *a = ko->getArray(key))
+        for (const json::Value &s : *a)
+          if (std::optional<StringRef> sv = s.getAsString())
+            out.push_back(sv->str());
+    };
+    strings("nodes", k.nodes);
+    strings("params", k.params);
+    for (const std::string &p : k.params)
+      if (!m.findBuffer(p))
+        return malformed("kernel '" + k.name + "' uses unknown buffer '" + p +
+                         "'");
+    Shape grid, block;
+    if (!readShape(ko->getArray("grid"), grid) || grid.size() != 3 ||
+        !readShape(ko->getArray("block"), block) || block.size() != 3)
+      return malformed("kernel '" + k.name + "' needs 3-D grid and block");
+    for (int i = 0; i < 3; ++i) {
+      k.grid[i] = grid[i];
+      k.block[i] = block[i];
+    }
+    k.sharedBytes = ko->getInteger("shared_bytes").value_or(0);
+    if (const json::Object *sf = ko->getObject("schedule_fields"))
+      k.scheduleFields = *sf;
+    k.flops = ko->getNumber("flops").value_or(0);
+    k.minBytes = ko->getNumber("min_bytes").value_or(0);
+    if (std::optional<double> t = ko->getNumber("tuned_us"))
+      k.tunedMicros = *t;
+    m.kernels.push_back(std::move(k));
+  }
+  return m;
+}
+
+} // namespace mtc

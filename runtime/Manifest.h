@@ -1,0 +1,71 @@
+//===- Manifest.h - What a compiled graph needs to run ----------*- C++ -*-===//
+//
+// The contract between the compiler and the runtime, written next to the PTX
+// as <graph>.json: the graph's tensors, the buffers between kernels, and for
+// every kernel its PTX entry, parameters, launch geometry, schedule and the
+// graph nodes it covers. The runtime executes a Manifest and nothing else.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_RUNTIME_MANIFEST_H
+#define MTC_RUNTIME_MANIFEST_H
+
+#include "dialects/Graph/ShapeRules.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mtc {
+
+/// A device buffer: a graph input, an output, an intermediate between kernels
+/// or a kernel's zero-initialised workspace.
+struct BufferInfo {
+  enum class Role { Input, Output, Intermediate, Workspace };
+  std::string name;
+  Role role = Role::Intermediate;
+  DType dtype = DType::F32;
+  Shape shape;   // for workspaces: {bytes}, dtype i8
+  int64_t bytes() const;
+};
+
+struct KernelInfo {
+  std::string name;                 // PTX .entry
+  std::string kind;                 // "contract" | "elementwise"
+  std::vector<std::string> nodes;   // graph nodes this kernel computes
+  std::vector<std::string> params;  // buffer names, in parameter order
+  std::array<int64_t, 3> grid{1, 1, 1};
+  std::array<int64_t, 3> block{1, 1, 1};
+  int64_t sharedBytes = 0;
+  std::string schedule;             // ScheduleParams::str()
+  llvm::json::Object scheduleFields;   // the same, field by field
+  double flops = 0;                 // useful floating-point operations
+  double minBytes = 0;              // bytes that must move (each input once)
+  std::optional<double> tunedMicros;  // measured time of the tuned winner
+};
+
+struct Manifest {
+  std::string mtcVersion;
+  std::string graph;       // graph name
+  std::string source;      // graph file
+  std::string arch;        // "sm_90"
+  std::string ptxFile;     // relative to the manifest
+  /// For graphs compiled with --bind: the bound symbol values ("M" -> 4).
+  std::vector<std::pair<std::string, int64_t>> bindings;
+  std::vector<BufferInfo> buffers;  // inputs first (in signature order)
+  std::vector<std::string> outputs; // output buffer names, in return order
+  std::vector<KernelInfo> kernels;  // launch order
+
+  const BufferInfo *findBuffer(llvm::StringRef name) const;
+  std::vector<const BufferInfo *> inputs() const;
+
+  llvm::json::Value toJSON() const;
+  static llvm::Expected<Manifest> fromJSON(const llvm::json::Value &v);
+};
+
+} // namespace mtc
+
+#endif // MTC_RUNTIME_MANIFEST_H
