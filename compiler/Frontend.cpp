@@ -1,1 +1,429 @@
-// placeholder: being written
+//===- Frontend.cpp - Graph files to the graph dialect --------------------===//
+//
+// Checks the syntax trees of GraphParser against the op rules of ShapeRules.h
+// and builds one graph.func per graph. Every user error is found here, before
+// an op is built, and reported at the offending token; the dialect verifier
+// that runs at the end is only a safety net.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Frontend.h"
+#include "compiler/GraphParser.h"
+
+#include "dialects/Graph/GraphOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::graphfile;
+
+namespace {
+
+enum class OpKind {
+  Convert,
+  Linear,
+  Matmul,
+  Transpose,
+  Add,
+  Sub,
+  Mul,
+  Relu,
+  Silu
+};
+
+struct OpInfo {
+  llvm::StringLiteral name;
+  OpKind kind;
+  unsigned arity;
+  /// How the arguments are written, for arity errors.
+  llvm::StringLiteral signature;
+};
+
+constexpr OpInfo kOps[] = {
+    {"convert", OpKind::Convert, 2, "convert(t, dtype)"},
+    {"linear", OpKind::Linear, 2, "linear(x, w)"},
+    {"matmul", OpKind::Matmul, 2, "matmul(a, b)"},
+    {"transpose", OpKind::Transpose, 1, "transpose(t)"},
+    {"add", OpKind::Add, 2, "add(a, b)"},
+    {"sub", OpKind::Sub, 2, "sub(a, b)"},
+    {"mul", OpKind::Mul, 2, "mul(a, b)"},
+    {"relu", OpKind::Relu, 1, "relu(t)"},
+    {"silu", OpKind::Silu, 1, "silu(t)"},
+};
+
+const OpInfo *lookupOp(llvm::StringRef name) {
+  for (const OpInfo &op : kOps)
+    if (op.name == name)
+      return &op;
+  return nullptr;
+}
+
+/// "bf16[1, 4096]", the way graph files write types.
+std::string formatType(RankedTensorType type) {
+  std::optional<DType> dtype = dtypeOf(type.getElementType());
+  return (dtype ? dtypeName(*dtype).str() : std::string("?")) +
+         formatShape(type.getShape());
+}
+
+/// A value in scope: the SSA value and where its name was defined.
+struct Binding {
+  Value value;
+  SrcLoc loc;
+};
+
+/// Checks a parsed file and builds its module, reporting the first error.
+class GraphBuilder {
+public:
+  GraphBuilder(MLIRContext *ctx, StringAttr file,
+               const FrontendOptions &options)
+      : ctx(ctx), file(file), options(options), builder(ctx) {}
+
+  OwningOpRef<ModuleOp> build(const FileAST &ast);
+
+private:
+  Location fileLoc(SrcLoc loc) {
+    return FileLineColLoc::get(file, loc.line, loc.col);
+  }
+  Location nameLoc(const Token &name, SrcLoc at) {
+    return NameLoc::get(StringAttr::get(ctx, name.text), fileLoc(at));
+  }
+  InFlightDiagnostic error(SrcLoc loc) { return emitError(fileLoc(loc)); }
+
+  LogicalResult resolveType(const TypeAST &type, RankedTensorType &out);
+  LogicalResult buildGraph(const GraphAST &graph);
+  LogicalResult buildNode(const NodeAST &node);
+  LogicalResult buildReturn(const GraphAST &graph, graph::FuncOp func);
+  LogicalResult lookup(const Token &name, Value &out);
+
+  MLIRContext *ctx;
+  StringAttr file;
+  const FrontendOptions &options;
+  OpBuilder builder;
+  /// Graph names defined so far, with where.
+  llvm::StringMap<SrcLoc> graphs;
+  /// The current graph's values.
+  llvm::StringMap<Binding> scope;
+};
+
+} // namespace
+
+LogicalResult GraphBuilder::resolveType(const TypeAST &type,
+                                        RankedTensorType &out) {
+  Shape shape;
+  for (const DimAST &dim : type.dims) {
+    if (!dim.isSymbolic()) {
+      shape.push_back(dim.value);
+      continue;
+    }
+    std::string name = quote(dim.tok.text);
+    auto it = options.bindings.find(dim.tok.text);
+    if (it == options.bindings.end())
+      return error(dim.tok.loc)
+             << "symbolic dimension '" << name << "' has no value; pass --bind "
+             << name << "=<n>";
+    if (it->second <= 0)
+      return error(dim.tok.loc)
+             << "symbolic dimension '" << name << "' is bound to " << it->second
+             << "; dimensions must be positive";
+    shape.push_back(it->second);
+  }
+  std::string err;
+  if (!checkShape(shape, err))
+    return error(type.start.loc) << err;
+  out = RankedTensorType::get(shape, toMlirType(ctx, type.dtype));
+  return success();
+}
+
+LogicalResult GraphBuilder::lookup(const Token &name, Value &out) {
+  auto it = scope.find(name.text);
+  if (it == scope.end())
+    return error(name.loc) << "undefined name '" << quote(name.text) << "'";
+  out = it->second.value;
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphBuilder::build(const FileAST &ast) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc(SrcLoc()));
+  builder.setInsertionPointToEnd(module->getBody());
+  for (const GraphAST &graph : ast.graphs) {
+    if (failed(buildGraph(graph)))
+      return nullptr;
+    builder.setInsertionPointToEnd(module->getBody());
+  }
+  if (failed(verify(*module))) {
+    emitError(fileLoc(SrcLoc()))
+        << "internal error: the IR built from this file does not verify; "
+           "please report this";
+    return nullptr;
+  }
+  return module;
+}
+
+LogicalResult GraphBuilder::buildGraph(const GraphAST &graph) {
+  auto [prev, inserted] = graphs.try_emplace(graph.name.text, graph.name.loc);
+  if (!inserted) {
+    InFlightDiagnostic diag = error(graph.name.loc)
+                              << "duplicate graph name '"
+                              << quote(graph.name.text) << "'";
+    diag.attachNote(fileLoc(prev->second)) << "previous definition is here";
+    return diag;
+  }
+
+  SmallVector<Type> inputs, results;
+  for (const ParamAST &param : graph.params) {
+    RankedTensorType type;
+    if (failed(resolveType(param.type, type)))
+      return failure();
+    inputs.push_back(type);
+  }
+  for (const TypeAST &result : graph.results) {
+    RankedTensorType type;
+    if (failed(resolveType(result, type)))
+      return failure();
+    results.push_back(type);
+  }
+
+  auto func =
+      graph::FuncOp::create(builder, fileLoc(graph.name.loc), graph.name.text,
+                            builder.getFunctionType(inputs, results));
+  Block *entry = new Block();
+  func.getBody().push_back(entry);
+  // A fresh map: clear() would cost as much as the largest graph so far.
+  scope = llvm::StringMap<Binding>();
+  for (auto [param, type] : llvm::zip_equal(graph.params, inputs)) {
+    Value arg = entry->addArgument(type, nameLoc(param.name, param.name.loc));
+    auto [it, fresh] =
+        scope.try_emplace(param.name.text, Binding{arg, param.name.loc});
+    if (!fresh) {
+      InFlightDiagnostic diag = error(param.name.loc)
+                                << "redefinition of '" << quote(param.name.text)
+                                << "'";
+      diag.attachNote(fileLoc(it->second.loc)) << "previous definition is here";
+      return diag;
+    }
+  }
+
+  builder.setInsertionPointToEnd(entry);
+  for (const NodeAST &node : graph.nodes)
+    if (failed(buildNode(node)))
+      return failure();
+  return buildReturn(graph, func);
+}
+
+LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
+  if (auto it = scope.find(node.name.text); it != scope.end()) {
+    InFlightDiagnostic diag = error(node.name.loc)
+                              << "redefinition of '" << quote(node.name.text)
+                              << "'";
+    diag.attachNote(fileLoc(it->second.loc)) << "previous definition is here";
+    return diag;
+  }
+
+  const OpInfo *op = lookupOp(node.op.text);
+  if (!op) {
+    InFlightDiagnostic diag = error(node.op.loc)
+                              << "unknown op '" << quote(node.op.text)
+                              << "'; expected one of ";
+    llvm::interleaveComma(kOps, diag,
+                          [&](const OpInfo &info) { diag << info.name; });
+    return diag;
+  }
+  if (node.args.size() != op->arity)
+    return error(node.op.loc)
+           << op->name << " takes " << op->arity << " argument"
+           << (op->arity == 1 ? "" : "s") << ", " << op->signature << ", got "
+           << node.args.size();
+
+  // Operands; convert's second argument is a dtype, not a value.
+  unsigned numValues = op->kind == OpKind::Convert ? 1 : op->arity;
+  SmallVector<Value, 2> operands;
+  SmallVector<RankedTensorType, 2> types;
+  SmallVector<DType, 2> dtypes;
+  for (const Token &arg : ArrayRef(node.args).take_front(numValues)) {
+    Value v;
+    if (failed(lookup(arg, v)))
+      return failure();
+    auto type = cast<RankedTensorType>(v.getType());
+    operands.push_back(v);
+    types.push_back(type);
+    dtypes.push_back(*dtypeOf(type.getElementType()));
+  }
+
+  // The result's shape and dtype, by the rules the verifiers use too.
+  std::string err;
+  Shape shape;
+  DType dtype = dtypes[0];
+  bool ok = true;
+  switch (op->kind) {
+  case OpKind::Convert: {
+    const Token &target = node.args[1];
+    std::optional<DType> to = parseDType(target.text);
+    if (!to)
+      return error(target.loc) << "unknown dtype '" << quote(target.text)
+                               << "'; expected one of i8, f16, bf16, f32";
+    dtype = *to;
+    shape.assign(types[0].getShape().begin(), types[0].getShape().end());
+    break;
+  }
+  case OpKind::Linear:
+    ok = checkSameFloatTypes(op->name, dtypes[0], dtypes[1], err) &&
+         linearShape(types[0].getShape(), types[1].getShape(), shape, err);
+    break;
+  case OpKind::Matmul:
+    ok = checkSameFloatTypes(op->name, dtypes[0], dtypes[1], err) &&
+         matmulShape(types[0].getShape(), types[1].getShape(), shape, err);
+    break;
+  case OpKind::Transpose:
+    ok = transposeShape(types[0].getShape(), shape, err);
+    break;
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Mul:
+    ok = checkSameFloatTypes(op->name, dtypes[0], dtypes[1], err);
+    if (ok && !broadcastShapes(types[0].getShape(), types[1].getShape(), shape,
+                               err)) {
+      err = (op->name + ": " + err).str();
+      ok = false;
+    }
+    break;
+  case OpKind::Relu:
+  case OpKind::Silu:
+    ok = checkFloatType(op->name, dtypes[0], err);
+    shape.assign(types[0].getShape().begin(), types[0].getShape().end());
+    break;
+  }
+  if (ok && !checkShape(shape, err)) {
+    err = (op->name + ": result " + err).str();
+    ok = false;
+  }
+  if (!ok)
+    return error(node.op.loc) << err;
+  auto expected = RankedTensorType::get(shape, toMlirType(ctx, dtype));
+
+  Location loc = nameLoc(node.name, node.op.loc);
+  Value result;
+  switch (op->kind) {
+  case OpKind::Convert:
+    result = graph::ConvertOp::create(builder, loc, expected, operands[0]);
+    break;
+  case OpKind::Linear:
+    result = graph::LinearOp::create(builder, loc, operands[0], operands[1]);
+    break;
+  case OpKind::Matmul:
+    result = graph::MatmulOp::create(builder, loc, operands[0], operands[1]);
+    break;
+  case OpKind::Transpose:
+    result = graph::TransposeOp::create(builder, loc, operands[0]);
+    break;
+  case OpKind::Add:
+    result = graph::AddOp::create(builder, loc, operands[0], operands[1]);
+    break;
+  case OpKind::Sub:
+    result = graph::SubOp::create(builder, loc, operands[0], operands[1]);
+    break;
+  case OpKind::Mul:
+    result = graph::MulOp::create(builder, loc, operands[0], operands[1]);
+    break;
+  case OpKind::Relu:
+    result = graph::ReluOp::create(builder, loc, operands[0]);
+    break;
+  case OpKind::Silu:
+    result = graph::SiluOp::create(builder, loc, operands[0]);
+    break;
+  }
+  if (result.getType() != expected)
+    return error(node.op.loc)
+           << "internal error: graph." << op->name << " inferred type "
+           << result.getType() << " but the front end computed " << expected
+           << "; please report this";
+  scope.try_emplace(node.name.text, Binding{result, node.name.loc});
+  return success();
+}
+
+LogicalResult GraphBuilder::buildReturn(const GraphAST &graph,
+                                        graph::FuncOp func) {
+  SmallVector<Value> values;
+  for (const Token &name : graph.returned) {
+    Value v;
+    if (failed(lookup(name, v)))
+      return failure();
+    values.push_back(v);
+  }
+
+  ArrayRef<Type> declared = func.getFunctionType().getResults();
+  size_t want = declared.size(), got = values.size();
+  if (got != want) {
+    // Point at the first surplus value, or at `return` if values are missing.
+    SrcLoc at = got > want ? graph.returned[want].loc : graph.returnTok.loc;
+    return error(at) << "graph '" << quote(graph.name.text) << "' declares "
+                     << want << " result" << (want == 1 ? "" : "s")
+                     << " but returns " << got << " value"
+                     << (got == 1 ? "" : "s");
+  }
+  for (size_t i = 0; i < got; ++i) {
+    if (values[i].getType() == declared[i])
+      continue;
+    InFlightDiagnostic diag =
+        error(graph.returned[i].loc)
+        << "returned value '" << quote(graph.returned[i].text) << "' has type "
+        << formatType(cast<RankedTensorType>(values[i].getType()))
+        << " but result #" << i << " of graph '" << quote(graph.name.text)
+        << "' is declared as "
+        << formatType(cast<RankedTensorType>(declared[i]));
+    diag.attachNote(fileLoc(graph.results[i].start.loc))
+        << "result #" << i << " is declared here";
+    return diag;
+  }
+  graph::ReturnOp::create(builder, fileLoc(graph.returnTok.loc), values);
+  return success();
+}
+
+OwningOpRef<ModuleOp> mtc::parseGraphSource(llvm::SourceMgr &sm,
+                                            MLIRContext *ctx,
+                                            const FrontendOptions &options) {
+  ctx->getOrLoadDialect<graph::GraphDialect>();
+  if (sm.getNumBuffers() == 0) {
+    emitError(UnknownLoc::get(ctx)) << "no graph source was given";
+    return nullptr;
+  }
+  const llvm::MemoryBuffer *buffer = sm.getMemoryBuffer(sm.getMainFileID());
+  StringAttr file = StringAttr::get(ctx, buffer->getBufferIdentifier());
+
+  FileAST ast;
+  ParseError parseError;
+  if (!parseGraphFile(buffer->getBuffer(), ast, parseError)) {
+    auto loc = [&](SrcLoc l) {
+      return FileLineColLoc::get(file, l.line, l.col);
+    };
+    emitError(loc(parseError.loc)) << parseError.message;
+    return nullptr;
+  }
+  return GraphBuilder(ctx, file, options).build(ast);
+}
+
+std::vector<std::string> mtc::symbolicDims(llvm::SourceMgr &sm) {
+  std::vector<std::string> names;
+  if (sm.getNumBuffers() == 0)
+    return names;
+  FileAST ast;
+  ParseError error;
+  if (!parseGraphFile(sm.getMemoryBuffer(sm.getMainFileID())->getBuffer(), ast,
+                      error))
+    return names;
+  llvm::StringSet<> seen;
+  auto visit = [&](const TypeAST &type) {
+    for (const DimAST &dim : type.dims)
+      if (dim.isSymbolic() && seen.insert(dim.tok.text).second)
+        names.push_back(dim.tok.text.str());
+  };
+  for (const GraphAST &graph : ast.graphs) {
+    for (const ParamAST &param : graph.params)
+      visit(param.type);
+    for (const TypeAST &result : graph.results)
+      visit(result);
+  }
+  return names;
+}

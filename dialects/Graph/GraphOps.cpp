@@ -384,23 +384,6 @@ OpFoldResult ConvertOp::fold(FoldAdaptor) {
   return {};
 }
 
-/// True if every value of `from` is exactly representable in `to`, so that a
-/// conversion through `to` loses nothing.
-static bool isExactConversion(DType from, DType to) {
-  if (from == to)
-    return true;
-  switch (from) {
-  case DType::I8:
-    return isFloat(to);
-  case DType::F16:
-  case DType::BF16:
-    return to == DType::F32;
-  case DType::F32:
-    return false;
-  }
-  return false;
-}
-
 namespace {
 /// convert(convert(x, T1), T2) -> convert(x, T2) when x -> T1 is exact.
 struct FoldExactConvertChain : OpRewritePattern<ConvertOp> {

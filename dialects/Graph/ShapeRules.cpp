@@ -175,4 +175,19 @@ bool checkSameFloatTypes(StringRef op, DType a, DType b, std::string &err) {
   return checkFloatType(op, a, err);
 }
 
+bool isExactConversion(DType from, DType to) {
+  if (from == to)
+    return true;
+  switch (from) {
+  case DType::I8:
+    return isFloat(to);
+  case DType::F16:
+  case DType::BF16:
+    return to == DType::F32;
+  case DType::F32:
+    return false;
+  }
+  return false;
+}
+
 } // namespace mtc

@@ -65,6 +65,10 @@ bool checkSameFloatTypes(llvm::StringRef op, DType a, DType b,
                          std::string &err);
 bool checkFloatType(llvm::StringRef op, DType a, std::string &err);
 
+/// True if every value of `from` is exactly representable in `to`, so that a
+/// conversion through `to` loses nothing (i8 -> any float, f16/bf16 -> f32).
+bool isExactConversion(DType from, DType to);
+
 } // namespace mtc
 
 #endif // MTC_DIALECTS_GRAPH_SHAPERULES_H

@@ -1,0 +1,366 @@
+//===- Compiler.cpp - Graphs to PTX and manifests ---------------------------===//
+#include "compiler/Compiler.h"
+
+#include "compiler/Ptx.h"
+#include "compiler/Version.h"
+#include "dialects/Kernel/KernelOps.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mtc::kernel;
+
+namespace mtc {
+
+void registerCompilerDialects(DialectRegistry &registry) {
+  registry.insert<graph::GraphDialect, KernelDialect, arith::ArithDialect,
+                  math::MathDialect, scf::SCFDialect, cf::ControlFlowDialect,
+                  LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registerTranslations(registry);
+}
+
+static graph::FuncOp onlyFunc(ModuleOp module) {
+  return *module.getOps<graph::FuncOp>().begin();
+}
+
+static SmallVector<Operation *> kernelOps(graph::FuncOp f) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : f.getBody().front().without_terminator())
+    if (isa<ContractOp, ElementwiseOp>(op))
+      ops.push_back(&op);
+  return ops;
+}
+
+FailureOr<OwningOpRef<ModuleOp>> buildKernels(graph::FuncOp func,
+                                              const CompileOptions &options) {
+  MLIRContext *ctx = func.getContext();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
+  module->push_back(func.clone());
+  PassManager fusion(ctx);
+  buildFusionPipeline(fusion);
+  if (failed(fusion.run(*module)))
+    return failure();
+  for (auto [i, op] : llvm::enumerate(kernelOps(onlyFunc(*module)))) {
+    auto it = options.schedules.find(i);
+    if (it == options.schedules.end())
+      continue;
+    std::string err = checkSchedule(op, it->second);
+    if (!err.empty())
+      return emitError(op->getLoc())
+             << "schedule " << it->second.str() << " cannot be used for "
+             << kernelName(func.getSymName(), i) << ": " << err;
+    op->setAttr("schedule", it->second.toAttr(ctx));
+  }
+  PassManager schedules(ctx);
+  buildSchedulePipeline(schedules);
+  if (failed(schedules.run(*module)))
+    return failure();
+  return module;
+}
+
+//===----------------------------------------------------------------------===//
+// Manifest
+//===----------------------------------------------------------------------===//
+
+static std::string uniqueName(llvm::StringSet<> &used, StringRef base) {
+  std::string name = base.str();
+  for (int i = 1; used.contains(name); ++i)
+    name = (base + "_" + Twine(i)).str();
+  used.insert(name);
+  return name;
+}
+
+static int64_t bytesOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return numElements(t.getShape()).value_or(0) *
+         dtypeBytes(*dtypeOf(t.getElementType()));
+}
+
+static llvm::json::Object scheduleFields(const ScheduleParams &s) {
+  return llvm::json::Object{{"kind", stringifyScheduleKind(s.kind)},
+                            {"warps", s.warps},
+                            {"rows", s.rows},
+                            {"kwarps", s.kwarps},
+                            {"vec", s.vec},
+                            {"unroll", s.unroll},
+                            {"mtile", s.mtile},
+                            {"splitk", s.splitk}};
+}
+
+Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
+  Manifest m;
+  m.mtcVersion = MTC_VERSION;
+  m.graph = f.getSymName().str();
+  m.source = options.sourceName;
+  m.arch = options.arch;
+  m.ptxFile = m.graph + ".ptx";
+  m.bindings = options.bindings;
+
+  llvm::DenseMap<Value, std::string> bufferOf;
+  llvm::StringSet<> used;
+  Block &body = f.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto t = cast<RankedTensorType>(arg.getType());
+    BufferInfo b;
+    b.name = uniqueName(used, f.getInputName(arg.getArgNumber()));
+    b.role = BufferInfo::Role::Input;
+    b.dtype = *dtypeOf(t.getElementType());
+    b.shape.assign(t.getShape().begin(), t.getShape().end());
+    bufferOf[arg] = b.name;
+    m.buffers.push_back(std::move(b));
+  }
+  Operation *ret = f.getReturn();
+  llvm::SmallPtrSet<Value, 8> returned(ret->operand_begin(),
+                                       ret->operand_end());
+
+  for (auto [i, op] : llvm::enumerate(kernelOps(f))) {
+    auto schedule =
+        ScheduleParams::of(op->getAttrOfType<ScheduleAttr>("schedule"));
+    LaunchConfig launch = launchConfig(op, schedule);
+    Value result = op->getResult(0);
+    auto nodes = op->getAttrOfType<ArrayAttr>("nodes");
+    KernelInfo k;
+    k.name = kernelName(m.graph, i);
+    k.kind = isa<ContractOp>(op) ? "contract" : "elementwise";
+    for (Attribute n : nodes)
+      k.nodes.push_back(cast<StringAttr>(n).getValue().str());
+
+    BufferInfo out;
+    out.name = uniqueName(used, k.nodes.empty() ? k.name : k.nodes.back());
+    out.role = returned.contains(result) ? BufferInfo::Role::Output
+                                         : BufferInfo::Role::Intermediate;
+    auto t = cast<RankedTensorType>(result.getType());
+    out.dtype = *dtypeOf(t.getElementType());
+    out.shape.assign(t.getShape().begin(), t.getShape().end());
+    bufferOf[result] = out.name;
+
+    llvm::SmallPtrSet<Value, 4> distinct;
+    for (Value in : op->getOperands()) {
+      k.params.push_back(bufferOf.lookup(in));
+      if (distinct.insert(in).second)
+        k.minBytes += bytesOf(in);
+    }
+    k.minBytes += bytesOf(result);
+    k.params.push_back(out.name);
+    m.buffers.push_back(std::move(out));
+    if (launch.workspaceBytes) {
+      BufferInfo ws;
+      ws.name = uniqueName(used, k.name + "_workspace");
+      ws.role = BufferInfo::Role::Workspace;
+      ws.dtype = DType::I8;
+      ws.shape = {launch.workspaceBytes};
+      k.params.push_back(ws.name);
+      m.buffers.push_back(std::move(ws));
+    }
+    k.grid = launch.grid;
+    k.block = launch.block;
+    k.sharedBytes = launch.sharedBytes;
+    k.schedule = schedule.str();
+    k.scheduleFields = scheduleFields(schedule);
+    if (auto c = dyn_cast<ContractOp>(op)) {
+      ContractShape shape = ContractShape::of(c);
+      k.flops = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
+    } else {
+      k.flops = double(numElementsOf(result.getType()));
+    }
+    if (auto it = options.tunedMicros.find(i); it != options.tunedMicros.end())
+      k.tunedMicros = it->second;
+    m.kernels.push_back(std::move(k));
+  }
+  for (Value v : ret->getOperands())
+    m.outputs.push_back(bufferOf.lookup(v));
+  return m;
+}
+
+//===----------------------------------------------------------------------===//
+// Stages and dumps
+//===----------------------------------------------------------------------===//
+
+static std::string printModule(ModuleOp module) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  module->print(os);
+  return s;
+}
+
+/// Where each node of the kernel came from: "wf (file.graph:3)".
+static std::string nodeSources(graph::FuncOp original, ArrayRef<std::string>
+                                                            nodes) {
+  llvm::StringMap<std::string> where;
+  original.walk([&](Operation *op) {
+    StringRef name = nameFromLoc(op->getLoc());
+    if (name.empty())
+      return;
+    if (auto named = dyn_cast<NameLoc>(op->getLoc()))
+      if (auto file = dyn_cast<FileLineColLoc>(named.getChildLoc()))
+        where[name] = (llvm::sys::path::filename(file.getFilename().getValue()) +
+                       ":" + Twine(file.getLine()))
+                          .str();
+  });
+  std::string s;
+  for (auto [i, n] : llvm::enumerate(nodes)) {
+    if (i)
+      s += ", ";
+    s += n;
+    if (auto it = where.find(n); it != where.end())
+      s += " (" + it->second + ")";
+  }
+  return s;
+}
+
+/// One comment line per kernel: what it computes and how it runs.
+static std::string kernelSummary(const Manifest &m, graph::FuncOp original,
+                                 StringRef comment) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  for (const KernelInfo &k : m.kernels) {
+    os << comment << " kernel " << k.name << " (" << k.kind
+       << "): " << nodeSources(original, k.nodes) << "\n";
+    os << comment << "   schedule " << k.schedule << ", grid [" << k.grid[0]
+       << ", " << k.grid[1] << ", " << k.grid[2] << "], block [" << k.block[0]
+       << ", " << k.block[1] << ", " << k.block[2] << "], shared "
+       << k.sharedBytes << " B";
+    if (k.tunedMicros)
+      os << ", tuned: " << llvm::format("%.2f", *k.tunedMicros) << " us";
+    os << "\n";
+  }
+  return s;
+}
+
+static std::string header(const Manifest &m, graph::FuncOp original,
+                          StringRef comment, StringRef stage) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << comment << " mtc " << MTC_VERSION << ": graph " << m.graph;
+  if (!m.source.empty())
+    os << " from " << m.source;
+  os << ", " << m.arch << "\n" << comment << " stage: " << stage << "\n";
+  os << kernelSummary(m, original, comment);
+  return s;
+}
+
+/// Puts each kernel's summary right above its .entry in the PTX.
+static std::string annotatePtx(StringRef ptx, const Manifest &m,
+                               graph::FuncOp original) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    if (line.contains(".entry ")) {
+      for (const KernelInfo &k : m.kernels) {
+        if (!line.contains(".entry " + k.name + "("))
+          continue;
+        os << "// mtc kernel " << k.name << ": "
+           << nodeSources(original, k.nodes) << "\n";
+        os << "//   " << k.kind << ", schedule " << k.schedule << "\n";
+      }
+    }
+    os << line << "\n";
+  }
+  return out;
+}
+
+static llvm::Error internalError(const Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "internal error: " + what);
+}
+
+llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
+                                           const CompileOptions &options) {
+  MLIRContext *ctx = func.getContext();
+  CompiledGraph out;
+  out.name = func.getSymName().str();
+  std::string graphText;
+  {
+    OwningOpRef<ModuleOp> g = ModuleOp::create(func.getLoc());
+    g->push_back(func.clone());
+    graphText = printModule(*g);
+  }
+
+  FailureOr<OwningOpRef<ModuleOp>> kernels = buildKernels(func, options);
+  if (failed(kernels))
+    return internalError("fusion and scheduling failed for graph '" +
+                         out.name + "'");
+  OwningOpRef<ModuleOp> module = std::move(*kernels);
+  out.manifest = buildManifest(onlyFunc(*module), options);
+  const Manifest &m = out.manifest;
+
+  out.stages.push_back(
+      {"1-graph.mlir", header(m, func, "//", "graph (as parsed)") + graphText});
+  out.stages.push_back(
+      {"2-kernel.mlir",
+       header(m, func, "//",
+              "kernel (canonicalize, mtc-fuse, mtc-assign-schedules)") +
+           printModule(*module)});
+
+  PassManager nvvm(ctx);
+  PipelineOptions pipeline;
+  pipeline.fastDequant = options.fastDequant;
+  buildNVVMPipeline(nvvm, pipeline);
+  if (failed(nvvm.run(*module)))
+    return internalError("lowering to NVVM failed for graph '" + out.name +
+                         "'");
+  out.stages.push_back(
+      {"3-nvvm.mlir",
+       header(m, func, "//", "gpu (mtc-lower-to-nvvm, canonicalize, cse)") +
+           printModule(*module)});
+
+  PassManager llvmPm(ctx);
+  buildLLVMPipeline(llvmPm);
+  if (failed(llvmPm.run(*module)))
+    return internalError("lowering to the LLVM dialect failed for graph '" +
+                         out.name + "'");
+  out.stages.push_back(
+      {"4-llvm.mlir", header(m, func, "//", "llvm dialect (mtc-lower-to-llvm)") +
+                          printModule(*module)});
+
+  llvm::Expected<PtxResult> ptx = emitPtx(*module, options.arch);
+  if (!ptx)
+    return internalError("PTX emission failed for graph '" + out.name +
+                         "': " + llvm::toString(ptx.takeError()));
+  out.stages.push_back(
+      {"5-llvm.ll",
+       header(m, func, ";", "LLVM IR after O3") + ptx->llvmIR});
+  out.ptx = header(m, func, "//", "PTX (NVPTX backend)") +
+            annotatePtx(ptx->ptx, m, func);
+  out.stages.push_back({"6.ptx", out.ptx});
+  return out;
+}
+
+llvm::Error writeFileAtomically(StringRef path, StringRef contents) {
+  SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%", fd, tmp))
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << contents;
+    os.close();
+    if (os.has_error()) {
+      std::error_code ec = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(tmp);
+      return llvm::createStringError(ec, "cannot write '%s': %s",
+                                     path.str().c_str(),
+                                     ec.message().c_str());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
+    llvm::sys::fs::remove(tmp);
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  }
+  return llvm::Error::success();
+}
+
+} // namespace mtc

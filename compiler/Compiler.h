@@ -1,0 +1,74 @@
+//===- Compiler.h - Graphs to PTX and manifests -----------------*- C++ -*-===//
+//
+// The driver of the pipeline: for each graph, run the stages of
+// passes/Pipeline.cpp (applying tuned schedules between fusion and
+// scheduling), build the manifest from the scheduled kernel ops, translate to
+// LLVM IR and emit PTX, keeping every stage's text for --dump-dir.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_COMPILER_COMPILER_H
+#define MTC_COMPILER_COMPILER_H
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Kernel/Schedule.h"
+#include "runtime/Manifest.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mtc {
+
+struct CompileOptions {
+  std::string arch = "sm_90";
+  bool fastDequant = true;
+  /// The graph file, for manifests and dump headers.
+  std::string sourceName;
+  /// Bound symbolic dimensions, recorded in the manifest.
+  std::vector<std::pair<std::string, int64_t>> bindings;
+  /// Schedules replacing the heuristic ones: kernel index -> schedule.
+  std::map<unsigned, kernel::ScheduleParams> schedules;
+  /// Measured times of tuned kernels (µs), for the manifest and dumps.
+  std::map<unsigned, double> tunedMicros;
+};
+
+struct Stage {
+  std::string suffix; // file name suffix: "1-graph.mlir", ..., "6.ptx"
+  std::string text;
+};
+
+struct CompiledGraph {
+  std::string name;
+  std::string ptx;
+  Manifest manifest;
+  std::vector<Stage> stages;
+};
+
+/// Registers every dialect and translation the compiler uses.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Runs fusion and scheduling on a copy of `func`; the returned module holds
+/// the scheduled kernel-level graph.func. Failures were reported as
+/// diagnostics.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+buildKernels(graph::FuncOp func, const CompileOptions &options);
+
+/// Compiles one graph all the way to PTX. Errors here are internal: the
+/// graph was verified, so every failure is mtc's fault.
+llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
+                                           const CompileOptions &options);
+
+/// The manifest of a scheduled kernel-level graph.func.
+Manifest buildManifest(graph::FuncOp kernels, const CompileOptions &options);
+
+/// Writes `contents` to `path` through a temporary file in the same folder
+/// and a rename, so `path` is either absent, the old file, or complete.
+llvm::Error writeFileAtomically(llvm::StringRef path,
+                                llvm::StringRef contents);
+
+} // namespace mtc
+
+#endif // MTC_COMPILER_COMPILER_H

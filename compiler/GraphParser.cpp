@@ -1,0 +1,308 @@
+//===- GraphParser.cpp - Syntax trees of graph files ----------------------===//
+//
+// A recursive-descent parser without recursion: the grammar is flat (a file
+// is a list of graphs, a graph a list of statements, a statement a call with
+// name arguments), so every production is a loop. See docs/graph-format.md.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/GraphParser.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <limits>
+
+using namespace llvm;
+using namespace mtc;
+using namespace mtc::graphfile;
+
+namespace {
+
+class Parser {
+public:
+  Parser(StringRef buffer, ParseError &error) : lex(buffer), error(error) {}
+
+  bool parseFile(FileAST &file);
+
+private:
+  void consume() { tok = lex.next(); }
+
+  bool fail(SrcLoc loc, std::string message) {
+    error.loc = loc;
+    error.message = std::move(message);
+    return false;
+  }
+
+  /// "expected <what>, got '<tok>'", or the lexer's message for an invalid
+  /// token, or "unexpected end of file, expected <what>".
+  bool failExpected(const Twine &what) {
+    if (tok.is(TokKind::Eof))
+      return fail(tok.loc, ("unexpected end of file, expected " + what).str());
+    if (tok.is(TokKind::Error))
+      return fail(tok.loc, lex.getErrorMessage());
+    return fail(tok.loc,
+                ("expected " + what + ", got '" + quote(tok.text) + "'").str());
+  }
+
+  bool expect(TokKind kind, const Twine &what) {
+    if (!tok.is(kind))
+      return failExpected(what);
+    consume();
+    return true;
+  }
+
+  /// An identifier that is not a keyword, naming a `what`.
+  bool parseName(Token &out, StringRef what, const Twine &expected) {
+    if (!tok.is(TokKind::Identifier))
+      return failExpected(expected);
+    if (tok.isKeyword())
+      return fail(tok.loc, "'" + tok.text.str() +
+                               "' is a keyword and cannot be used as a " +
+                               what.str());
+    out = tok;
+    consume();
+    return true;
+  }
+
+  bool parseGraph(GraphAST &graph);
+  bool parseType(TypeAST &type);
+  bool parseDim(DimAST &dim);
+  bool parseNode(NodeAST &node);
+  bool parseReturn(GraphAST &graph);
+
+  Lexer lex;
+  Token tok;
+  ParseError &error;
+};
+
+} // namespace
+
+bool Parser::parseFile(FileAST &file) {
+  consume();
+  while (!tok.is(TokKind::Eof)) {
+    if (!tok.isWord("graph"))
+      return failExpected("'graph' at top level");
+    file.graphs.emplace_back();
+    if (!parseGraph(file.graphs.back()))
+      return false;
+  }
+  if (file.graphs.empty())
+    return fail(SrcLoc(), "no graph in file");
+  return true;
+}
+
+bool Parser::parseGraph(GraphAST &graph) {
+  consume(); // 'graph'
+  if (!parseName(graph.name, "graph name", "a graph name after 'graph'"))
+    return false;
+  std::string gname = "'" + quote(graph.name.text) + "'";
+  if (!expect(TokKind::LParen, "'(' after graph name " + gname))
+    return false;
+
+  // Parameters.
+  if (tok.is(TokKind::RParen)) {
+    consume();
+  } else {
+    while (true) {
+      ParamAST param;
+      if (!parseName(param.name, "parameter name", "a parameter name") ||
+          !expect(TokKind::Colon, "':' and a type after parameter '" +
+                                      quote(param.name.text) + "'") ||
+          !parseType(param.type))
+        return false;
+      graph.params.push_back(std::move(param));
+      if (tok.is(TokKind::Comma)) {
+        consume();
+        continue;
+      }
+      if (!expect(TokKind::RParen, "',' or ')' after parameter"))
+        return false;
+      break;
+    }
+  }
+
+  // Results: `-> TYPE` or `-> (TYPE, ...)`.
+  if (!expect(TokKind::Arrow,
+              "'->' and the result types after the parameter list"))
+    return false;
+  if (tok.is(TokKind::LParen)) {
+    consume();
+    while (true) {
+      graph.results.emplace_back();
+      if (!parseType(graph.results.back()))
+        return false;
+      if (tok.is(TokKind::Comma)) {
+        consume();
+        continue;
+      }
+      if (!expect(TokKind::RParen, "',' or ')' after result type"))
+        return false;
+      break;
+    }
+  } else {
+    graph.results.emplace_back();
+    if (!parseType(graph.results.back()))
+      return false;
+  }
+
+  if (!expect(TokKind::LBrace, "'{' to start the body of graph " + gname))
+    return false;
+
+  // Statements up to and including `return ... }`.
+  while (true) {
+    if (tok.isWord("return"))
+      return parseReturn(graph);
+    if (tok.is(TokKind::RBrace))
+      return fail(tok.loc, "graph " + gname +
+                               " has no 'return' statement; expected "
+                               "'return' before '}'");
+    if (tok.isWord("graph"))
+      return fail(tok.loc, "expected 'return' and '}' to end graph " + gname +
+                               " before the next 'graph'");
+    if (!tok.is(TokKind::Identifier))
+      return failExpected("a statement 'name = op(args)' or 'return' in "
+                          "graph " +
+                          gname);
+    graph.nodes.emplace_back();
+    if (!parseNode(graph.nodes.back()))
+      return false;
+  }
+}
+
+bool Parser::parseType(TypeAST &type) {
+  if (!tok.is(TokKind::Identifier))
+    return failExpected("a tensor type such as 'bf16[1, 4096]'");
+  std::optional<DType> dtype = parseDType(tok.text);
+  if (!dtype)
+    return fail(tok.loc, "unknown dtype '" + quote(tok.text) +
+                             "'; expected one of i8, f16, bf16, f32");
+  type.start = tok;
+  type.dtype = *dtype;
+  consume();
+  if (!expect(TokKind::LBracket,
+              "'[' and the dimensions after dtype '" + type.start.text + "'"))
+    return false;
+  if (tok.is(TokKind::RBracket))
+    return fail(tok.loc, "expected a dimension, got ']'; tensors have rank "
+                         ">= 1 (write a scalar as '" +
+                             type.start.text.str() + "[1]')");
+  while (true) {
+    type.dims.emplace_back();
+    if (!parseDim(type.dims.back()))
+      return false;
+    if (tok.is(TokKind::Comma)) {
+      consume();
+      continue;
+    }
+    return expect(TokKind::RBracket, "',' or ']' after dimension");
+  }
+}
+
+bool Parser::parseDim(DimAST &dim) {
+  switch (tok.kind) {
+  case TokKind::Identifier:
+    dim.tok = tok;
+    consume();
+    return true;
+  case TokKind::Integer: {
+    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
+    uint64_t value = 0;
+    for (char c : tok.text) {
+      uint64_t digit = c - '0';
+      if (value > (kMax - digit) / 10)
+        return fail(tok.loc, "integer literal '" + quote(tok.text) +
+                                 "' does not fit in 64 bits");
+      value = value * 10 + digit;
+    }
+    if (value == 0)
+      return fail(tok.loc, "dimension must be a positive integer, got '" +
+                               quote(tok.text) + "'");
+    dim.tok = tok;
+    dim.value = static_cast<int64_t>(value);
+    consume();
+    return true;
+  }
+  case TokKind::BadNumber:
+    return fail(tok.loc, "dimension must be a positive integer, got '" +
+                             quote(tok.text) + "'");
+  case TokKind::Minus: {
+    SrcLoc minus = tok.loc;
+    consume();
+    if (tok.is(TokKind::Integer) || tok.is(TokKind::BadNumber))
+      return fail(minus, "dimension must be a positive integer, got '-" +
+                             quote(tok.text) + "'");
+    return fail(minus, "unexpected '-'; a dimension is a positive integer "
+                       "or a symbolic name");
+  }
+  default:
+    return failExpected("a dimension (a positive integer or a symbolic name)");
+  }
+}
+
+bool Parser::parseNode(NodeAST &node) {
+  node.name = tok;
+  consume();
+  if (!expect(TokKind::Equal, "'=' after '" + quote(node.name.text) +
+                                  "' (statements are 'name = op(args)')"))
+    return false;
+  if (!tok.is(TokKind::Identifier))
+    return failExpected("an op name after '='");
+  node.op = tok;
+  consume();
+  if (!expect(TokKind::LParen,
+              "'(' after op name '" + quote(node.op.text) + "'"))
+    return false;
+  if (tok.is(TokKind::RParen)) {
+    consume();
+    return true;
+  }
+  while (true) {
+    if (!tok.is(TokKind::Identifier))
+      return failExpected("an argument (a value name)");
+    node.args.push_back(tok);
+    consume();
+    if (tok.is(TokKind::LParen))
+      return fail(tok.loc, "nested op calls are not supported; assign '" +
+                               quote(node.args.back().text) +
+                               "(...)' to a name first");
+    if (tok.is(TokKind::Comma)) {
+      consume();
+      continue;
+    }
+    return expect(TokKind::RParen, "')' after arguments");
+  }
+}
+
+bool Parser::parseReturn(GraphAST &graph) {
+  graph.returnTok = tok;
+  consume();
+  std::string gname = "'" + quote(graph.name.text) + "'";
+  while (true) {
+    Token value;
+    if (!parseName(value, "value name", "a value name after 'return'"))
+      return false;
+    graph.returned.push_back(value);
+    if (tok.is(TokKind::Comma)) {
+      consume();
+      continue;
+    }
+    if (tok.is(TokKind::RBrace)) {
+      consume();
+      return true;
+    }
+    if (tok.is(TokKind::Identifier))
+      return fail(tok.loc, "expected '}' after the return statement, got '" +
+                               quote(tok.text) +
+                               "'; 'return' must be the last statement of "
+                               "graph " +
+                               gname);
+    if (tok.is(TokKind::Eof))
+      return failExpected("'}' to close graph " + gname);
+    return failExpected("',' or '}' after returned value");
+  }
+}
+
+bool mtc::graphfile::parseGraphFile(StringRef buffer, FileAST &file,
+                                    ParseError &error) {
+  Parser parser(buffer, error);
+  return parser.parseFile(file);
+}

@@ -1,0 +1,33 @@
+//===- AssignSchedules.cpp - Heuristic schedules ---------------------------===//
+//
+// `mtc-assign-schedules`: every kernel op without a `#kernel.schedule` gets
+// the heuristic one (Schedule.h); kernels the autotuner or the input already
+// scheduled keep theirs.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Passes.h"
+
+#include "dialects/Kernel/Schedule.h"
+
+namespace mtc {
+#define GEN_PASS_DEF_ASSIGNSCHEDULES
+#include "passes/Passes.h.inc"
+} // namespace mtc
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+
+namespace {
+struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
+  using AssignSchedulesBase::AssignSchedulesBase;
+
+  void runOnOperation() override {
+    getOperation().walk([&](Operation *op) {
+      if (!isa<ContractOp, ElementwiseOp>(op) || op->hasAttr("schedule"))
+        return;
+      op->setAttr("schedule", defaultSchedule(op).toAttr(&getContext()));
+    });
+  }
+};
+} // namespace

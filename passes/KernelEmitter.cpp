@@ -1,0 +1,859 @@
+//===- KernelEmitter.cpp - Kernel ops to GPU kernel functions --------------===//
+//
+// Emits one `llvm.func` GPU kernel per scheduled kernel op. The code is built
+// from scf loops and branches, arith, llvm memory ops and nvvm intrinsics;
+// mtc-lower-to-llvm then lowers scf/arith, and NVPTX does the rest.
+//
+// SIMT contraction, weight stored [N, K] (the linear layout):
+//   - warp w of a block owns `rows` weight rows (output columns) and K piece
+//     w / warpsN; lane l of it loads `vec` bytes of each row at K offset
+//     (chunk * 32 + l) * elemsPerLoad: one warp reads 32 * vec contiguous
+//     bytes of a row per step, `unroll` steps issued before the first use;
+//   - each element is converted by the body's chains (int8: byte permute
+//     against the exponent of 2^23, then one subtraction) and accumulated in
+//     f32 (two partial sums per output to shorten the FMA chains);
+//   - lanes reduce with butterfly shuffles; warps splitting K meet in shared
+//     memory; blocks splitting K add into a zeroed f32 workspace and the last
+//     block to arrive runs the epilogue and re-zeroes it;
+//   - the epilogue runs on one lane per output and stores the result.
+// SIMT contraction, weight stored [K, N] (the matmul layout): each thread
+// owns `rows` vectors of `vec` bytes along N and walks K; no shuffles.
+// Elementwise: each thread computes `vec` elements, a block-stride apart.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/KernelEmitter.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Kernel/KernelOps.h"
+#include "dialects/Kernel/Schedule.h"
+#include "passes/GpuBuilder.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+using llvm::SmallVector;
+using Pred = arith::CmpIPredicate;
+
+namespace {
+
+/// Bytes loaded by one access: whole 32-bit words, or one narrower integer.
+struct Raw {
+  SmallVector<Value> words; // i32 (bytes >= 4)
+  Value narrow;             // i8 / i16 (bytes < 4)
+  unsigned bytes = 0;
+};
+
+unsigned bytesOf(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared emitter machinery
+//===----------------------------------------------------------------------===//
+
+class Emitter {
+public:
+  Emitter(OpBuilder &b, Location loc, ModuleOp module, StringRef name,
+          const EmitOptions &opts)
+      : g(b, loc), module(module), name(name.str()), opts(opts) {}
+
+  GpuBuilder g;
+  ModuleOp module;
+  std::string name;
+  EmitOptions opts;
+  LLVM::LLVMFuncOp func;
+
+  /// Creates the kernel function and positions the builder in its body.
+  void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads) {
+    MLIRContext *ctx = g.b.getContext();
+    SmallVector<Type> params(numParams, g.globalPtr);
+    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                            params);
+    func = LLVM::LLVMFuncOp::create(g.b, g.loc, name, type);
+    func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                  g.b.getUnitAttr());
+    func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                  g.b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+    for (unsigned i = 0; i < numParams; ++i) {
+      func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                      g.b.getUnitAttr());
+      func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                      g.b.getI64IntegerAttr(16));
+      if (i < numReadOnly)
+        func.setArgAttr(i, LLVM::LLVMDialect::getReadonlyAttrName(),
+                        g.b.getUnitAttr());
+    }
+    Block *entry = func.addEntryBlock(g.b);
+    g.b.setInsertionPointToStart(entry);
+  }
+
+  void endKernel() { LLVM::ReturnOp::create(g.b, g.loc, ValueRange{}); }
+
+  Value param(unsigned i) { return func.getArgument(i); }
+
+  /// A shared-memory array of `count` elements of `type`, private to this
+  /// kernel.
+  Value sharedArray(StringRef suffix, Type type, int64_t count) {
+    std::string sym = name + "_" + suffix.str();
+    auto arrayType = LLVM::LLVMArrayType::get(type, count);
+    {
+      OpBuilder::InsertionGuard guard(g.b);
+      g.b.setInsertionPoint(func);
+      LLVM::GlobalOp::create(g.b, g.loc, arrayType, /*isConstant=*/false,
+                             LLVM::Linkage::Internal, sym, Attribute(),
+                             /*alignment=*/16, /*addrSpace=*/3);
+    }
+    return LLVM::AddressOfOp::create(g.b, g.loc, g.sharedPtr, sym);
+  }
+
+  Value sharedElem(Value base, Value index /*i32*/, unsigned elemBytes) {
+    return g.gep(base, g.mul(g.zext64(index), g.c64(elemBytes)));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Loads and element extraction
+  //===--------------------------------------------------------------------===//
+
+  Raw loadRaw(Value ptr, unsigned bytes, bool invariant) {
+    Raw r;
+    r.bytes = bytes;
+    if (bytes < 4) {
+      r.narrow = g.load(g.b.getIntegerType(bytes * 8), ptr, bytes, invariant);
+      return r;
+    }
+    for (unsigned off = 0; off < bytes; off += 16) {
+      unsigned piece = std::min(16u, bytes - off);
+      Value p = off ? g.gep(ptr, g.c64(off)) : ptr;
+      if (piece == 4) {
+        r.words.push_back(g.load(g.i32, p, 4, invariant));
+        continue;
+      }
+      auto vt = VectorType::get({int64_t(piece / 4)}, g.i32);
+      Value v = g.load(vt, p, piece, invariant);
+      for (unsigned w = 0; w < piece / 4; ++w)
+        r.words.push_back(
+            LLVM::ExtractElementOp::create(g.b, g.loc, v, g.c32(w)));
+    }
+    return r;
+  }
+
+  /// The 32-bit word holding byte `byteOff` of `r` (zero-extended if narrow).
+  Value wordOf(const Raw &r, unsigned byteOff) {
+    if (r.bytes >= 4)
+      return r.words[byteOff / 4];
+    return arith::ExtUIOp::create(g.b, g.loc, g.i32, r.narrow);
+  }
+
+  /// Element `e` (of `eb` bytes) of `r` as an integer of eb * 8 bits.
+  Value rawElement(const Raw &r, unsigned e, unsigned eb) {
+    if (r.bytes < 4 && eb == r.bytes)
+      return r.narrow;
+    unsigned byteOff = e * eb;
+    Value w = wordOf(r, byteOff);
+    if (eb == 4)
+      return w;
+    unsigned shift = (byteOff % 4) * 8;
+    if (shift)
+      w = g.lshr(w, g.c32(shift));
+    return g.trunc(g.b.getIntegerType(eb * 8), w);
+  }
+
+  /// Reinterprets raw element bits as `elemType`.
+  Value asElement(Value raw, Type elemType) {
+    return g.bitcast(elemType, raw);
+  }
+
+  static bool isChain(ArrayRef<Operation *> chain, Type from, Type to,
+                      bool signedIntToFloat) {
+    if (chain.size() != 1 || chain[0]->getOperand(0).getType() != from ||
+        chain[0]->getResult(0).getType() != to)
+      return false;
+    return signedIntToFloat ? isa<arith::SIToFPOp>(chain[0])
+                            : isa<arith::ExtFOp>(chain[0]);
+  }
+
+  /// All `count` elements of `r` (element type `elemType`) converted to f32
+  /// by `chain`.
+  SmallVector<Value> convertAll(const Raw &r, unsigned count, Type elemType,
+                                ArrayRef<Operation *> chain) {
+    SmallVector<Value> out;
+    unsigned eb = bytesOf(elemType);
+    Type f32 = g.f32;
+    if (opts.fastDequant && elemType.isInteger(8) &&
+        isChain(chain, elemType, f32, /*signedIntToFloat=*/true)) {
+      // (b ^ 0x80) is b + 128 as an unsigned byte; placed in the low byte of
+      // 2^23 (0x4B000000) it makes the float 2^23 + b + 128 exactly.
+      Value magic = g.c32(0x4B000000);
+      Value bias = g.cf32(8388608.0 + 128.0);
+      Value flip = g.c32(int32_t(0x80808080u));
+      for (unsigned w = 0; w * 4 < count; ++w) {
+        Value word = g.bxor(wordOf(r, w * 4), flip);
+        for (unsigned j = 0; j < 4 && w * 4 + j < count; ++j) {
+          Value bits = g.prmt(word, magic, 0x7650u | j);
+          out.push_back(g.fsub(g.bitcast(f32, bits), bias));
+        }
+      }
+      return out;
+    }
+    if (elemType.isBF16() && isChain(chain, elemType, f32, false)) {
+      // A bf16 is the top half of an f32.
+      Value hiMask = g.c32(int32_t(0xFFFF0000u));
+      for (unsigned e = 0; e < count; ++e) {
+        Value w = wordOf(r, e * 2);
+        Value bits = (e % 2 == 0 || r.bytes < 4) ? g.shl(w, g.c32(16))
+                                                 : g.band(w, hiMask);
+        out.push_back(g.bitcast(f32, bits));
+      }
+      return out;
+    }
+    for (unsigned e = 0; e < count; ++e)
+      out.push_back(
+          emitChain(chain, asElement(rawElement(r, e, eb), elemType)));
+    return out;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Scalar region ops
+  //===--------------------------------------------------------------------===//
+
+  Value toF32(Value v) {
+    if (v.getType() == g.f32)
+      return v;
+    return arith::ExtFOp::create(g.b, g.loc, g.f32, v);
+  }
+
+  Value fromF32(Value v, Type t) {
+    if (t == g.f32)
+      return v;
+    return arith::TruncFOp::create(g.b, g.loc, t, v);
+  }
+
+  /// Emits `op` with operands from `m`; lowers the ops whose meaning in a
+  /// kernel region differs from their plain LLVM lowering.
+  Value emitScalarOp(Operation *op, IRMapping &m) {
+    if (auto cvt = dyn_cast<arith::FPToSIOp>(op)) {
+      // Saturating, NaN -> 0 (mtc's convert semantics).
+      Value x = toF32(m.lookup(cvt.getIn()));
+      unsigned bits = cvt.getType().getIntOrFloatBitWidth();
+      Value lo = g.cf32(-std::ldexp(1.0, bits - 1));
+      Value hi = g.cf32(std::ldexp(1.0, bits - 1) - 1);
+      Value isNan = arith::CmpFOp::create(g.b, g.loc, arith::CmpFPredicate::UNO,
+                                          x, x);
+      Value c = arith::MinimumFOp::create(
+          g.b, g.loc, arith::MaximumFOp::create(g.b, g.loc, x, lo), hi);
+      c = g.select(isNan, g.cf32(0), c);
+      return arith::FPToSIOp::create(g.b, g.loc, cvt.getType(), c);
+    }
+    if (auto exp = dyn_cast<math::ExpOp>(op)) {
+      // exp(x) = 2^(x log2 e), with the hardware's ex2.approx.
+      Value x = toF32(m.lookup(exp.getOperand()));
+      Value scaled = arith::MulFOp::create(g.b, g.loc, x,
+                                           g.cf32(1.4426950408889634));
+      Value r = LLVM::CallIntrinsicOp::create(
+                    g.b, g.loc, g.f32,
+                    g.b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
+                    ValueRange{scaled})
+                    .getResult(0);
+      return fromF32(r, exp.getType());
+    }
+    Operation *clone = g.b.clone(*op, m);
+    return clone->getResult(0);
+  }
+
+  Value emitChain(ArrayRef<Operation *> chain, Value v) {
+    for (Operation *op : chain) {
+      IRMapping m;
+      m.map(op->getOperand(0), v);
+      v = emitScalarOp(op, m);
+    }
+    return v;
+  }
+
+  Value emitBlock(Block &block, ValueRange args) {
+    IRMapping m;
+    m.map(block.getArguments(), args);
+    for (Operation &op : block.without_terminator())
+      m.map(op.getResult(0), emitScalarOp(&op, m));
+    return m.lookupOrDefault(cast<YieldOp>(block.getTerminator()).getValue());
+  }
+
+  /// Butterfly reduction: every lane ends with the warp's sum.
+  Value warpSum(Value v) {
+    for (int mask = 16; mask >= 1; mask /= 2)
+      v = g.fadd(v, g.shflXor(v, mask));
+    return v;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+class ContractEmitter : public Emitter {
+public:
+  ContractEmitter(OpBuilder &b, ContractOp op, ModuleOp module, StringRef name,
+                  const EmitOptions &opts)
+      : Emitter(b, op.getLoc(), module, name, opts), op(op),
+        c(ContractShape::of(op)),
+        s(ScheduleParams::of(*op.getSchedule())), geo(simtGeometry(c, s)) {
+    aElem = elementTypeOf(op.getA());
+    bElem = elementTypeOf(op.getB());
+    outElem = elementTypeOf(op.getResult());
+    ea = bytesOf(aElem);
+    eb = bytesOf(bElem);
+    eo = bytesOf(outElem);
+    aChain = op.getAChain();
+    bChain = op.getBChain();
+  }
+
+  LogicalResult emit() {
+    unsigned numEp = op.getEpilogueInputs().size();
+    unsigned numParams = 2 + numEp + 1 + (s.splitk > 1 ? 1 : 0);
+    beginKernel(numParams, 2 + numEp, s.warps * 32);
+    A = param(0);
+    B = param(1);
+    for (unsigned j = 0; j < numEp; ++j)
+      E.push_back(param(2 + j));
+    Out = param(2 + numEp);
+    if (s.splitk > 1)
+      WS = param(3 + numEp);
+
+    Value tid = g.tidX();
+    lane = g.band(tid, g.c32(31));
+    Value warp = g.lshr(tid, g.c32(5));
+    wn = g.band(warp, g.c32(geo.warpsN - 1));
+    wk = g.lshr(warp, g.c32(llvm::Log2_64(geo.warpsN)));
+    bid = g.ctaidX();
+    Value by = g.urem(bid, g.c32(geo.gridM));
+    bx = g.udiv(bid, g.c32(geo.gridM));
+    Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
+    m0 = g.mul(by, g.c32(s.mtile));
+    piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
+    this->tid = tid;
+
+    if (c.bTransposed)
+      emitKN();
+    else
+      emitNK();
+    endKernel();
+    return success();
+  }
+
+private:
+  ContractOp op;
+  ContractShape c;
+  ScheduleParams s;
+  SimtGeometry geo;
+  Type aElem, bElem, outElem;
+  unsigned ea, eb, eo;
+  SmallVector<Operation *> aChain, bChain;
+  Value A, B, Out, WS;
+  SmallVector<Value> E;
+  Value tid, lane, wn, wk, bid, bx, m0, piece;
+
+  int64_t M() const { return c.m; }
+  int64_t N() const { return c.n; }
+  int64_t K() const { return c.k; }
+
+  /// Pointer to A's row `mi` (non-transposed) or column (transposed).
+  Value aBase(Value mi) {
+    int64_t stride = c.aTransposed ? ea : K() * ea;
+    return g.gep(A, g.mul(g.zext64(mi), g.c64(stride)));
+  }
+
+  /// Byte offset of element k (i64) from aBase.
+  Value aOffset(Value k) {
+    int64_t stride = c.aTransposed ? M() * ea : ea;
+    return g.mul(k, g.c64(stride));
+  }
+
+  /// A row index clamped into range (out-of-range rows compute garbage that
+  /// is never stored).
+  Value clampedRow(int64_t i) {
+    return g.umin(g.add(m0, g.c32(i)), g.c32(M() - 1));
+  }
+
+  /// K range [begin, end) of this thread's piece, in units of `unit`
+  /// elements out of `total` units.
+  std::pair<Value, Value> pieceRange(int64_t total) {
+    Value p = g.zext64(piece);
+    Value begin = g.udiv(g.mul(p, g.c64(total)), g.c64(geo.pieces));
+    Value end = g.udiv(g.mul(g.add(p, g.c64(1)), g.c64(total)),
+                       g.c64(geo.pieces));
+    return {begin, end};
+  }
+
+  /// Unflattens output row `m` and column `n` into the result's index and
+  /// returns the element offset of epilogue input `j` (i64).
+  Value epilogueOffset(unsigned j, Value m, Value n) {
+    ArrayRef<int64_t> R = op.getType().getShape();
+    AffineMap map = cast<AffineMapAttr>(op.getEpilogueMaps()[j]).getValue();
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(op.getEpilogueInputs()[j].getType()).getShape();
+    SmallVector<int64_t> strides = stridesOf(shape);
+    // Index of each result dim, computed on demand.
+    SmallVector<Value> idx(R.size());
+    idx[R.size() - 1] = g.zext64(n);
+    auto dimIndex = [&](unsigned d) -> Value {
+      if (idx[d])
+        return idx[d];
+      Value rest = g.zext64(m);
+      for (int t = int(R.size()) - 2; t >= 0; --t) {
+        Value here = t == 0 ? rest : g.urem(rest, g.c64(R[t]));
+        if (!idx[t])
+          idx[t] = here;
+        if (t > 0)
+          rest = g.udiv(rest, g.c64(R[t]));
+      }
+      return idx[d];
+    };
+    Value off = g.c64(0);
+    for (auto [t, expr] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(expr);
+      if (!dim)
+        continue; // broadcast dim: index 0
+      off = g.add(off, g.mul(dimIndex(dim.getPosition()), g.c64(strides[t])));
+    }
+    return off;
+  }
+
+  /// Applies the epilogue to `acc` for output (m, n) and stores it, if the
+  /// output exists.
+  void writeOutput(Value m, Value n, Value acc) {
+    Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                      g.cmp(Pred::ult, n, g.c32(N())));
+    g.ifThen(ok, [&] {
+      SmallVector<Value> args{acc};
+      for (unsigned j = 0; j < E.size(); ++j) {
+        Type t = elementTypeOf(op.getEpilogueInputs()[j]);
+        Value off = g.mul(epilogueOffset(j, m, n), g.c64(bytesOf(t)));
+        args.push_back(g.load(t, g.gep(E[j], off), bytesOf(t), true));
+      }
+      Value v = emitBlock(op.getEpilogue().front(), args);
+      Value off = g.mul(g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n)),
+                        g.c64(eo));
+      g.store(v, g.gep(Out, off), eo);
+    });
+  }
+
+  /// Workspace element for output (m, n).
+  Value workspaceElem(Value m, Value n) {
+    Value idx = g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n));
+    return g.gep(WS, g.mul(idx, g.c64(4)));
+  }
+
+  /// What the owner of output (m, n) does with its block's sum: store it
+  /// through the epilogue, or add it into the split-K workspace.
+  void deliver(Value m, Value n, Value v) {
+    if (s.splitk == 1)
+      return writeOutput(m, n, v);
+    Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                      g.cmp(Pred::ult, n, g.c32(N())));
+    g.ifThen(ok, [&] {
+      LLVM::AtomicRMWOp::create(g.b, g.loc, LLVM::AtomicBinOp::fadd,
+                                workspaceElem(m, n), v,
+                                LLVM::AtomicOrdering::monotonic, "device");
+    });
+  }
+
+  /// Split-K: after every block added its sums, the last block to arrive
+  /// takes the totals (re-zeroing the workspace) and runs the epilogue.
+  /// `forEachOwned(fn)` calls fn(m, n) for the outputs this thread owns.
+  void splitKFinish(function_ref<void(function_ref<void(Value, Value)>)>
+                        forEachOwned) {
+    if (s.splitk == 1)
+      return;
+    Value flag = sharedArray("last", g.i32, 1);
+    g.fenceGpu();
+    g.barrier();
+    int64_t countersAt = llvm::alignTo(M() * N() * 4, 256);
+    Value counter = g.gep(WS, g.add(g.c64(countersAt),
+                                    g.mul(g.zext64(bid), g.c64(4))));
+    g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
+      Value ticket = LLVM::AtomicRMWOp::create(
+          g.b, g.loc, LLVM::AtomicBinOp::add, counter, g.c32(1),
+          LLVM::AtomicOrdering::acq_rel, "device");
+      Value last = g.cmp(Pred::eq, ticket, g.c32(s.splitk - 1));
+      g.store(arith::ExtUIOp::create(g.b, g.loc, g.i32, last), flag, 4);
+    });
+    g.barrier();
+    Value isLast = g.cmp(Pred::ne, g.load(g.i32, flag, 4), g.c32(0));
+    g.ifThen(isLast, [&] {
+      g.fenceGpu();
+      forEachOwned([&](Value m, Value n) {
+        Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                          g.cmp(Pred::ult, n, g.c32(N())));
+        g.ifThen(ok, [&] {
+          Value bits = LLVM::AtomicRMWOp::create(
+              g.b, g.loc, LLVM::AtomicBinOp::xchg, workspaceElem(m, n),
+              g.c32(0), LLVM::AtomicOrdering::monotonic, "device");
+          writeOutput(m, n, g.bitcast(g.f32, bits));
+        });
+      });
+      g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)),
+               [&] { g.store(g.c32(0), counter, 4); });
+    });
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Weight stored [N, K]
+  //===--------------------------------------------------------------------===//
+
+  void emitNK() {
+    int64_t epl = geo.elemsPerLoad, chunk = geo.chunk;
+    int64_t chunks = K() / chunk, tailStart = chunks * chunk;
+    int64_t rows = s.rows, mt = s.mtile;
+    Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
+                     g.mul(wn, g.c32(rows)));
+    SmallVector<Value> bRow, aRow;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
+      bRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(K() * eb))));
+    }
+    for (int64_t i = 0; i < mt; ++i)
+      aRow.push_back(aBase(clampedRow(i)));
+    Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
+
+    // Two partial sums per output: acc[(i * rows + r) * 2 + parity].
+    SmallVector<Value> acc(mt * rows * 2, g.cf32(0));
+    auto [cBegin, cEnd] = pieceRange(chunks);
+
+    auto step = [&](Value firstChunk, int64_t count,
+                    ValueRange iters) -> SmallVector<Value> {
+      SmallVector<Value> a(iters.begin(), iters.end());
+      SmallVector<SmallVector<Raw>> braw(count);
+      SmallVector<Value> kBase(count);
+      for (int64_t u = 0; u < count; ++u) {
+        Value k = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)),
+                        laneElems);
+        kBase[u] = k;
+        for (int64_t r = 0; r < rows; ++r)
+          braw[u].push_back(
+              loadRaw(g.gep(bRow[r], g.mul(k, g.c64(eb))), s.vec, true));
+      }
+      for (int64_t u = 0; u < count; ++u) {
+        SmallVector<SmallVector<Value>> av;
+        for (int64_t i = 0; i < mt; ++i)
+          av.push_back(aValues(aRow[i], kBase[u], epl));
+        for (int64_t r = 0; r < rows; ++r) {
+          SmallVector<Value> bv = convertAll(braw[u][r], epl, bElem, bChain);
+          for (int64_t e = 0; e < epl; ++e)
+            for (int64_t i = 0; i < mt; ++i) {
+              Value &slot = a[(i * rows + r) * 2 + (e & 1)];
+              slot = g.fma(av[i][e], bv[e], slot);
+            }
+        }
+      }
+      return a;
+    };
+
+    // Groups of `unroll` steps, then single steps.
+    int64_t U = s.unroll;
+    Value groups = g.udiv(g.sub(cEnd, cBegin), g.c64(U));
+    acc = g.forLoop(g.c64(0), groups, g.c64(1), acc,
+                    [&](Value iv, ValueRange iters) {
+                      return step(g.add(cBegin, g.mul(iv, g.c64(U))), U,
+                                  iters);
+                    });
+    if (U > 1)
+      acc = g.forLoop(g.add(cBegin, g.mul(groups, g.c64(U))), cEnd, g.c64(1),
+                      acc, [&](Value iv, ValueRange iters) {
+                        return step(iv, 1, iters);
+                      });
+    // K % chunk leftover elements: the last piece, one element per lane.
+    if (tailStart < K()) {
+      Value isLast = g.cmp(Pred::eq, piece, g.c32(geo.pieces - 1));
+      SmallVector<Type> types(acc.size(), g.f32);
+      acc = g.ifElse(
+          isLast, types,
+          [&] {
+            return g.forLoop(
+                g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()),
+                g.c64(32), acc, [&](Value k, ValueRange iters) {
+                  SmallVector<Value> a(iters.begin(), iters.end());
+                  for (int64_t r = 0; r < rows; ++r) {
+                    Value raw = g.load(g.b.getIntegerType(eb * 8),
+                                       g.gep(bRow[r], g.mul(k, g.c64(eb))),
+                                       eb, true);
+                    Value bv = emitChain(bChain, asElement(raw, bElem));
+                    for (int64_t i = 0; i < mt; ++i) {
+                      Value av = aScalar(aRow[i], k);
+                      Value &slot = a[(i * rows + r) * 2];
+                      slot = g.fma(av, bv, slot);
+                    }
+                  }
+                  return a;
+                });
+          },
+          [&] { return acc; });
+    }
+
+    SmallVector<Value> total;
+    for (int64_t j = 0; j < mt * rows; ++j)
+      total.push_back(warpSum(g.fadd(acc[2 * j], acc[2 * j + 1])));
+
+    // Output j = i * rows + r belongs to lane j % 32 of the K-piece-0 warp.
+    auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / rows)); };
+    auto nOf = [&](int64_t j) { return g.add(n0, g.c32(j % rows)); };
+    auto isOwnerLane = [&](int64_t j) {
+      return g.cmp(Pred::eq, lane, g.c32(j % 32));
+    };
+    int64_t outs = mt * rows;
+    if (s.kwarps == 1) {
+      for (int64_t j = 0; j < outs; ++j)
+        g.ifThen(isOwnerLane(j), [&] { deliver(mOf(j), nOf(j), total[j]); });
+    } else {
+      Value red = sharedArray("red", g.f32, geo.reduceFloats);
+      for (int64_t j = 0; j < outs; ++j)
+        g.ifThen(isOwnerLane(j), [&] {
+          Value idx = g.add(g.mul(g.add(g.mul(wk, g.c32(geo.warpsN)), wn),
+                                  g.c32(outs)),
+                            g.c32(j));
+          g.store(total[j], sharedElem(red, idx, 4), 4);
+        });
+      g.barrier();
+      Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+      for (int64_t j = 0; j < outs; ++j)
+        g.ifThen(g.andi(firstPiece, isOwnerLane(j)), [&] {
+          Value sum = g.cf32(0);
+          for (int64_t w = 0; w < s.kwarps; ++w) {
+            Value idx = g.add(
+                g.mul(g.add(g.c32(w * geo.warpsN), wn), g.c32(outs)),
+                g.c32(j));
+            sum = g.fadd(sum, g.load(g.f32, sharedElem(red, idx, 4), 4));
+          }
+          deliver(mOf(j), nOf(j), sum);
+        });
+    }
+    splitKFinish([&](function_ref<void(Value, Value)> fn) {
+      Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+      for (int64_t j = 0; j < outs; ++j)
+        g.ifThen(g.andi(firstPiece, isOwnerLane(j)),
+                 [&] { fn(mOf(j), nOf(j)); });
+    });
+  }
+
+  /// `count` consecutive A elements from element `k` (i64), converted to f32.
+  SmallVector<Value> aValues(Value base, Value k, int64_t count) {
+    if (c.aTransposed) {
+      SmallVector<Value> out;
+      for (int64_t e = 0; e < count; ++e)
+        out.push_back(aScalar(base, g.add(k, g.c64(e))));
+      return out;
+    }
+    Raw raw = loadRaw(g.gep(base, aOffset(k)), count * ea, true);
+    return convertAll(raw, count, aElem, aChain);
+  }
+
+  Value aScalar(Value base, Value k) {
+    Value raw = g.load(g.b.getIntegerType(ea * 8), g.gep(base, aOffset(k)),
+                       ea, true);
+    return emitChain(aChain, asElement(raw, aElem));
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Weight stored [K, N]
+  //===--------------------------------------------------------------------===//
+
+  void emitKN() {
+    int64_t epl = geo.elemsPerLoad, rows = s.rows, mt = s.mtile;
+    int64_t threadsN = geo.warpsN * 32;
+    Value tn = g.add(g.mul(wn, g.c32(32)), lane);
+    SmallVector<Value> col, bCol, aRow;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value n = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
+                      g.mul(g.add(g.c32(r * threadsN), tn), g.c32(epl)));
+      col.push_back(n);
+      Value clamped = g.umin(n, g.c32(N() - epl));
+      bCol.push_back(g.gep(B, g.mul(g.zext64(clamped), g.c64(eb))));
+    }
+    for (int64_t i = 0; i < mt; ++i)
+      aRow.push_back(aBase(clampedRow(i)));
+
+    int64_t count = mt * rows * epl; // acc[(i * rows + r) * epl + e]
+    SmallVector<Value> acc(count, g.cf32(0));
+    auto [kBegin, kEnd] = pieceRange(K());
+
+    auto step = [&](Value k0, int64_t n, ValueRange iters) {
+      SmallVector<Value> a(iters.begin(), iters.end());
+      SmallVector<SmallVector<Raw>> braw(n);
+      for (int64_t u = 0; u < n; ++u) {
+        Value rowOff = g.mul(g.add(k0, g.c64(u)), g.c64(N() * eb));
+        for (int64_t r = 0; r < rows; ++r)
+          braw[u].push_back(loadRaw(g.gep(bCol[r], rowOff), s.vec, true));
+      }
+      for (int64_t u = 0; u < n; ++u) {
+        SmallVector<Value> av;
+        for (int64_t i = 0; i < mt; ++i)
+          av.push_back(aScalar(aRow[i], g.add(k0, g.c64(u))));
+        for (int64_t r = 0; r < rows; ++r) {
+          SmallVector<Value> bv = convertAll(braw[u][r], epl, bElem, bChain);
+          for (int64_t e = 0; e < epl; ++e)
+            for (int64_t i = 0; i < mt; ++i) {
+              Value &slot = a[(i * rows + r) * epl + e];
+              slot = g.fma(av[i], bv[e], slot);
+            }
+        }
+      }
+      return a;
+    };
+    int64_t U = s.unroll;
+    Value groups = g.udiv(g.sub(kEnd, kBegin), g.c64(U));
+    acc = g.forLoop(g.c64(0), groups, g.c64(1), acc,
+                    [&](Value iv, ValueRange iters) {
+                      return step(g.add(kBegin, g.mul(iv, g.c64(U))), U, iters);
+                    });
+    if (U > 1)
+      acc = g.forLoop(g.add(kBegin, g.mul(groups, g.c64(U))), kEnd, g.c64(1),
+                      acc, [&](Value iv, ValueRange iters) {
+                        return step(iv, 1, iters);
+                      });
+
+    auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / (rows * epl))); };
+    auto nOf = [&](int64_t j) {
+      return g.add(col[(j / epl) % rows], g.c32(j % epl));
+    };
+    if (s.kwarps > 1) {
+      Value red = sharedArray("red", g.f32, geo.reduceFloats);
+      auto slot = [&](Value w, int64_t j) {
+        return sharedElem(
+            red,
+            g.add(g.mul(g.add(g.mul(w, g.c32(count)), g.c32(j)),
+                        g.c32(threadsN)),
+                  tn),
+            4);
+      };
+      for (int64_t j = 0; j < count; ++j)
+        g.store(acc[j], slot(wk, j), 4);
+      g.barrier();
+      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
+        for (int64_t j = 0; j < count; ++j) {
+          Value sum = g.cf32(0);
+          for (int64_t w = 0; w < s.kwarps; ++w)
+            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
+          deliver(mOf(j), nOf(j), sum);
+        }
+      });
+    } else {
+      for (int64_t j = 0; j < count; ++j)
+        deliver(mOf(j), nOf(j), acc[j]);
+    }
+    splitKFinish([&](function_ref<void(Value, Value)> fn) {
+      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
+        for (int64_t j = 0; j < count; ++j)
+          fn(mOf(j), nOf(j));
+      });
+    });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class ElementwiseEmitter : public Emitter {
+public:
+  ElementwiseEmitter(OpBuilder &b, ElementwiseOp op, ModuleOp module,
+                     StringRef name, const EmitOptions &opts)
+      : Emitter(b, op.getLoc(), module, name, opts), op(op),
+        s(ScheduleParams::of(*op.getSchedule())) {}
+
+  LogicalResult emit() {
+    unsigned numIn = op.getInputs().size();
+    int64_t threads = s.warps * 32;
+    beginKernel(numIn + 1, numIn, threads);
+    ArrayRef<int64_t> R = op.getType().getShape();
+    int64_t total = numElementsOf(op.getType());
+    Type outElem = elementTypeOf(op.getResult());
+    Value out = param(numIn);
+    Value tid = g.zext64(g.tidX());
+    Value bid = g.zext64(g.ctaidX());
+    for (int64_t v = 0; v < s.vec; ++v) {
+      Value idx = g.add(
+          g.mul(g.add(g.mul(bid, g.c64(s.vec)), g.c64(v)), g.c64(threads)),
+          tid);
+      g.ifThen(g.cmp(Pred::ult, idx, g.c64(total)), [&] {
+        SmallVector<Value> dims = unflatten(idx, R);
+        SmallVector<Value> args;
+        for (auto [j, in] : llvm::enumerate(op.getInputs())) {
+          Type t = elementTypeOf(in);
+          Value off = inputOffset(j, idx, dims);
+          args.push_back(g.load(t, g.gep(param(j), g.mul(off, g.c64(
+                                                              bytesOf(t)))),
+                                bytesOf(t), true));
+        }
+        Value r = emitBlock(op.getBody().front(), args);
+        g.store(r, g.gep(out, g.mul(idx, g.c64(bytesOf(outElem)))),
+                bytesOf(outElem));
+      });
+    }
+    endKernel();
+    return success();
+  }
+
+private:
+  ElementwiseOp op;
+  ScheduleParams s;
+
+  SmallVector<Value> unflatten(Value idx, ArrayRef<int64_t> R) {
+    SmallVector<Value> dims(R.size());
+    Value rest = idx;
+    for (int t = int(R.size()) - 1; t >= 0; --t) {
+      dims[t] = t == 0 ? rest : g.urem(rest, g.c64(R[t]));
+      if (t > 0)
+        rest = g.udiv(rest, g.c64(R[t]));
+    }
+    return dims;
+  }
+
+  Value inputOffset(unsigned j, Value flat, ArrayRef<Value> dims) {
+    AffineMap map = cast<AffineMapAttr>(op.getIndexingMaps()[j]).getValue();
+    auto type = cast<RankedTensorType>(op.getInputs()[j].getType());
+    if (map.isIdentity())
+      return flat; // same shape as the result
+    SmallVector<int64_t> strides = stridesOf(type.getShape());
+    Value off = g.c64(0);
+    for (auto [t, expr] : llvm::enumerate(map.getResults()))
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        off = g.add(off, g.mul(dims[dim.getPosition()], g.c64(strides[t])));
+    return off;
+  }
+};
+
+} // namespace
+
+LogicalResult mtc::emitKernel(OpBuilder &b, Operation *op, StringRef name,
+                              const EmitOptions &opts) {
+  auto module = b.getInsertionBlock()->getParentOp();
+  auto moduleOp = dyn_cast<ModuleOp>(module);
+  if (!moduleOp)
+    return op->emitOpError("kernels must be emitted into a module");
+  auto scheduleAttr = op->getAttrOfType<ScheduleAttr>("schedule");
+  if (!scheduleAttr)
+    return op->emitOpError("has no schedule; run mtc-assign-schedules first");
+  std::string err = checkSchedule(op, ScheduleParams::of(scheduleAttr));
+  if (!err.empty())
+    return op->emitOpError("cannot be lowered with schedule ")
+           << ScheduleParams::of(scheduleAttr).str() << ": " << err;
+  if (auto c = dyn_cast<ContractOp>(op))
+    return ContractEmitter(b, c, moduleOp, name, opts).emit();
+  if (auto e = dyn_cast<ElementwiseOp>(op))
+    return ElementwiseEmitter(b, e, moduleOp, name, opts).emit();
+  return op->emitOpError("is not a kernel op");
+}

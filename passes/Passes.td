@@ -1,0 +1,94 @@
+//===- Passes.td - mtc passes ------------------------------*- tablegen -*-===//
+//
+// The pipeline, in order (compiler/Pipeline.cpp owns it; `mtc-opt
+// --mtc-pipeline` replays it): canonicalize, mtc-fuse, mtc-assign-schedules,
+// mtc-lower-to-nvvm, mtc-lower-to-llvm; then translation to LLVM IR and the
+// NVPTX backend.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_PASSES
+#define MTC_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
+  let summary = "Turn graph nodes into fused kernel ops";
+  let description = [{
+    Every graph node becomes a kernel op, then kernels merge:
+
+    1. An elementwise kernel that only converts and/or transposes a value
+       feeding a `kernel.contract` operand folds into the contraction body
+       (on either operand): the int8 weight is converted inside the
+       reduction loop and no converted copy of it is ever written.
+    2. An elementwise kernel that is the only user of a contraction's result,
+       over the same iteration space, becomes its epilogue.
+    3. An elementwise kernel whose only user is another elementwise kernel (or
+       a contraction epilogue) is inlined into it, indexing maps composed.
+
+    Fusion never changes numerics beyond the order of the f32 summation: each
+    node still rounds its result to its element type. Values returned by the
+    graph that are inputs, or returned twice, get a copy kernel so every
+    output has its own buffer.
+
+    Before (`wf`, `y`, `out` from the graph file):
+    ```mlir
+    %wf = graph.convert %w : tensor<8192x4096xi8> -> tensor<8192x4096xbf16>
+    %y = graph.linear %x, %wf : ... -> tensor<1x8192xbf16>
+    %out = graph.mul %y, %scales : ... -> tensor<1x8192xbf16>
+    ```
+    After: one `kernel.contract %x, %w epilogue(%scales ...)` whose body does
+    `arith.sitofp %b : i8 to f32` and whose epilogue multiplies by the scale.
+  }];
+  let dependentDialects = ["::mtc::kernel::KernelDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+  let statistics = [
+    Statistic<"numContractions", "contractions", "Contraction kernels formed">,
+    Statistic<"numFusedConverts", "fused-operand-conversions",
+              "Operand conversions folded into contraction bodies">,
+    Statistic<"numEpilogues", "fused-epilogue-nodes",
+              "Elementwise nodes folded into epilogues">,
+    Statistic<"numElementwiseFusions", "fused-elementwise-nodes",
+              "Elementwise nodes inlined into other kernels">
+  ];
+}
+
+def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
+  let summary = "Give every kernel without a schedule the heuristic one";
+  let description = [{
+    Kernels that already carry a `#kernel.schedule` (set by the autotuner or
+    written in the input) keep it.
+  }];
+  let dependentDialects = ["::mtc::kernel::KernelDialect"];
+}
+
+def LowerToNVVM : Pass<"mtc-lower-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Lower scheduled kernel ops to llvm.func GPU kernels";
+  let description = [{
+    Every kernel op of every graph.func becomes an `llvm.func` marked
+    `nvvm.kernel`, named `<graph>_k<index>`, with one `!llvm.ptr<1>`
+    parameter per buffer (inputs, epilogue inputs, output, then the
+    workspace if the schedule splits K across blocks). The code uses `scf`,
+    `arith`, `llvm` and `nvvm`: thread indices, 16-byte vector loads, the
+    conversion chains (int8 is dequantized with byte permutes against a magic
+    exponent, never a per-element cvt), f32 FMAs, warp-shuffle reductions,
+    shared-memory reductions across warps and the epilogue. The graph.funcs
+    are erased; `mtc.nodes`, `mtc.grid` and `mtc.block` attributes on each
+    kernel say where it came from and how to launch it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"fastDequant", "fast-dequant", "bool", /*default=*/"true",
+           "Dequantize int8 with byte permutes instead of cvt instructions">
+  ];
+}
+
+def LowerToLLVM : Pass<"mtc-lower-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Lower scf/arith/cf inside GPU kernels to the LLVM dialect";
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // MTC_PASSES
