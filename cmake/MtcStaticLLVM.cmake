@@ -26,4 +26,7 @@ foreach(tgt IN LISTS MLIR_EXPORTED_TARGETS)
 endforeach()
 
 set(LLVM_LINK_LLVM_DYLIB OFF)
-add_link_options(-static-libstdc++ -static-libgcc)
+add_link_options(-static-libstdc++ -static-libgcc -Wl,--gc-sections)
+# Debian ships fmt as a shared library only; use it header-only so that the
+# binary needs nothing beyond libc, libm, libz and libzstd.
+set(MTC_FMT_TARGET fmt::fmt-header-only)

@@ -38,30 +38,42 @@ static SmallVector<Operation *> kernelOps(graph::FuncOp f) {
   return ops;
 }
 
-FailureOr<OwningOpRef<ModuleOp>> buildKernels(graph::FuncOp func,
-                                              const CompileOptions &options) {
+char InputError::ID = 0;
+
+static llvm::Error internalError(const Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "internal error: " + what);
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+buildKernels(graph::FuncOp func, const CompileOptions &options) {
   MLIRContext *ctx = func.getContext();
   OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
   module->push_back(func.clone());
   PassManager fusion(ctx);
   buildFusionPipeline(fusion);
   if (failed(fusion.run(*module)))
-    return failure();
-  for (auto [i, op] : llvm::enumerate(kernelOps(onlyFunc(*module)))) {
-    auto it = options.schedules.find(i);
-    if (it == options.schedules.end())
-      continue;
-    std::string err = checkSchedule(op, it->second);
+    return internalError("fusion failed for graph '" + func.getSymName() +
+                         "'");
+  SmallVector<Operation *> ops = kernelOps(onlyFunc(*module));
+  for (auto &[index, schedule] : options.schedules) {
+    std::string name = kernelName(func.getSymName(), index);
+    if (index >= ops.size())
+      return llvm::make_error<InputError>(
+          "--schedule for " + name + ": graph '" + func.getSymName().str() +
+          "' has " + std::to_string(ops.size()) + " kernels");
+    std::string err = checkSchedule(ops[index], schedule);
     if (!err.empty())
-      return emitError(op->getLoc())
-             << "schedule " << it->second.str() << " cannot be used for "
-             << kernelName(func.getSymName(), i) << ": " << err;
-    op->setAttr("schedule", it->second.toAttr(ctx));
+      return llvm::make_error<InputError>("schedule '" + schedule.str() +
+                                          "' cannot be used for " + name +
+                                          ": " + err);
+    ops[index]->setAttr("schedule", schedule.toAttr(ctx));
   }
   PassManager schedules(ctx);
   buildSchedulePipeline(schedules);
   if (failed(schedules.run(*module)))
-    return failure();
+    return internalError("scheduling failed for graph '" +
+                         func.getSymName() + "'");
   return module;
 }
 
@@ -268,11 +280,6 @@ static std::string annotatePtx(StringRef ptx, const Manifest &m,
   return out;
 }
 
-static llvm::Error internalError(const Twine &what) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 "internal error: " + what);
-}
-
 llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
                                            const CompileOptions &options) {
   MLIRContext *ctx = func.getContext();
@@ -285,10 +292,9 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
     graphText = printModule(*g);
   }
 
-  FailureOr<OwningOpRef<ModuleOp>> kernels = buildKernels(func, options);
-  if (failed(kernels))
-    return internalError("fusion and scheduling failed for graph '" +
-                         out.name + "'");
+  llvm::Expected<OwningOpRef<ModuleOp>> kernels = buildKernels(func, options);
+  if (!kernels)
+    return kernels.takeError();
   OwningOpRef<ModuleOp> module = std::move(*kernels);
   out.manifest = buildManifest(onlyFunc(*module), options);
   const Manifest &m = out.manifest;

@@ -47,17 +47,32 @@ struct CompiledGraph {
   std::vector<Stage> stages;
 };
 
+/// A failure caused by the user's input or options (exit code 1), as opposed
+/// to mtc's own failures (plain errors, exit code 2).
+class InputError : public llvm::ErrorInfo<InputError> {
+public:
+  static char ID;
+  explicit InputError(std::string message) : message(std::move(message)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+private:
+  std::string message;
+};
+
 /// Registers every dialect and translation the compiler uses.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
 /// Runs fusion and scheduling on a copy of `func`; the returned module holds
-/// the scheduled kernel-level graph.func. Failures were reported as
-/// diagnostics.
-mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+/// the scheduled kernel-level graph.func. A schedule in `options` that does
+/// not fit its kernel is an InputError; pass failures are internal errors.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildKernels(graph::FuncOp func, const CompileOptions &options);
 
-/// Compiles one graph all the way to PTX. Errors here are internal: the
-/// graph was verified, so every failure is mtc's fault.
+/// Compiles one graph all the way to PTX. Apart from bad schedules in
+/// `options` (InputError), errors here are mtc's: the graph was verified.
 llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
                                            const CompileOptions &options);
 

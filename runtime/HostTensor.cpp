@@ -3,7 +3,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 namespace mtc {
 
@@ -146,24 +145,44 @@ static bool looksLikeScale(llvm::StringRef name) {
   return n == "s" || n.contains("scale");
 }
 
+namespace {
+/// splitmix64: fast, and good enough for test data.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1).
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }
+};
+} // namespace
+
 void fillRandom(HostTensor &t, uint64_t seed, llvm::StringRef name) {
-  std::mt19937_64 rng(seed);
+  Rng rng{seed * 0x2545F4914F6CDD1Dull + 1};
   int64_t n = t.numElements();
   if (t.dtype == DType::I8) {
-    std::uniform_int_distribution<int> dist(-128, 127);
-    for (int64_t i = 0; i < n; ++i)
-      t.data[size_t(i)] = uint8_t(int8_t(dist(rng)));
+    // Eight uniform bytes per draw.
+    for (int64_t i = 0; i < n; i += 8) {
+      uint64_t r = rng.next();
+      for (int64_t j = i; j < std::min(n, i + 8); ++j, r >>= 8)
+        t.data[size_t(j)] = uint8_t(r);
+    }
     return;
   }
   if (looksLikeScale(name)) {
-    std::uniform_real_distribution<double> dist(0.5, 1.5);
     for (int64_t i = 0; i < n; ++i)
-      t.set(i, dist(rng) / 64.0);
+      t.set(i, (0.5 + rng.uniform()) / 64.0);
     return;
   }
-  std::normal_distribution<double> dist(0.0, 1.0);
-  for (int64_t i = 0; i < n; ++i)
-    t.set(i, dist(rng));
+  // Approximately N(0, 1): the sum of four uniforms, centred and scaled
+  // (variance 4/12 -> 1).
+  for (int64_t i = 0; i < n; ++i) {
+    double s = rng.uniform() + rng.uniform() + rng.uniform() + rng.uniform();
+    t.set(i, (s - 2.0) * 1.7320508075688772);
+  }
 }
 
 } // namespace mtc

@@ -43,7 +43,8 @@ struct HostTensor {
   void set(int64_t i, double v);
 };
 
-/// Seeded random contents: floats ~ N(0, 1) rounded to the type, i8 uniform
+/// Seeded random contents: floats approximately N(0, 1) (a scaled sum of four
+/// uniforms) rounded to the type, i8 uniform
 /// in [-128, 127]. Inputs named like scales ("scale", "scales", "*_scale")
 /// get positive values in [0.5, 1.5) / 64 so outputs stay in a sane range.
 void fillRandom(HostTensor &t, uint64_t seed, llvm::StringRef name = "");

@@ -61,6 +61,54 @@ std::string ScheduleParams::str() const {
   return s;
 }
 
+std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
+                                                   std::string &err) {
+  ScheduleParams s;
+  SmallVector<StringRef> fields;
+  SmallString<64> normalized(text);
+  for (char &c : normalized)
+    if (c == ',' || c == ':')
+      c = ' ';
+  StringRef(normalized).split(fields, ' ', -1, /*KeepEmpty=*/false);
+  if (fields.empty()) {
+    err = "empty schedule";
+    return std::nullopt;
+  }
+  std::optional<ScheduleKind> kind = symbolizeScheduleKind(fields[0]);
+  if (!kind) {
+    err = "unknown schedule kind '" + fields[0].str() +
+          "' (simt, mma, elementwise)";
+    return std::nullopt;
+  }
+  s.kind = *kind;
+  static const std::pair<StringRef, int64_t ScheduleParams::*> keys[] = {
+      {"kw", &ScheduleParams::kwarps}, {"mt", &ScheduleParams::mtile},
+      {"sk", &ScheduleParams::splitk}, {"w", &ScheduleParams::warps},
+      {"r", &ScheduleParams::rows},    {"v", &ScheduleParams::vec},
+      {"u", &ScheduleParams::unroll}};
+  for (StringRef f : llvm::drop_begin(fields)) {
+    bool matched = false;
+    for (auto &[key, member] : keys) {
+      if (!f.starts_with(key))
+        continue;
+      int64_t v;
+      if (f.drop_front(key.size()).getAsInteger(10, v) || v <= 0) {
+        err = "bad schedule field '" + f.str() + "'";
+        return std::nullopt;
+      }
+      s.*member = v;
+      matched = true;
+      break;
+    }
+    if (!matched) {
+      err = "unknown schedule field '" + f.str() +
+            "' (w, r, kw, v, u, mt, sk followed by a number)";
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
 bool ScheduleParams::operator==(const ScheduleParams &o) const {
   return kind == o.kind && warps == o.warps && rows == o.rows &&
          kwarps == o.kwarps && vec == o.vec && unroll == o.unroll &&

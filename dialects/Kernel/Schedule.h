@@ -35,6 +35,11 @@ struct ScheduleParams {
   ScheduleAttr toAttr(mlir::MLIRContext *ctx) const;
   /// "simt w4 r2 kw1 v16 u4 mt1 sk1"
   std::string str() const;
+  /// Parses str()'s format (spaces, commas or colons between fields; fields
+  /// left out keep their defaults). Returns std::nullopt and sets `err` on
+  /// malformed text.
+  static std::optional<ScheduleParams> parse(llvm::StringRef text,
+                                             std::string &err);
   bool operator==(const ScheduleParams &o) const;
   bool operator!=(const ScheduleParams &o) const { return !(*this == o); }
 };

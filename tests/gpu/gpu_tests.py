@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""GPU correctness tests for mtc: generated graph files run with `mtc run --check`.
+
+Every case compiles a graph, runs it on the GPU with seeded random inputs
+(outputs poisoned with NaN first) and compares every output with the fp64
+reference interpreter (max error relative to the largest reference magnitude
+<= 1e-2). The matrix covers the batch sizes, shapes, dtypes, epilogues and
+graph forms of the core issue, plus explicit schedules (warps splitting K,
+blocks splitting K, narrow vectors, several rows of M per block).
+
+Exit status: 0 all passed, 1 a case failed, 77 skipped (no GPU or driver).
+
+    tests/gpu/gpu_tests.py --mtc build/bin/mtc [--out DIR] [--quick]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+
+
+def woq(name, m, n, k, act="bf16", epilogue="scale", form="linear",
+        batch=None):
+    """A weight-only int8 linear layer graph."""
+    xshape = f"{batch}, {m}, {k}" if batch else f"{m}, {k}"
+    oshape = f"{batch}, {m}, {n}" if batch else f"{m}, {n}"
+    params = [f"x: {act}[{xshape}]"]
+    body = []
+    if form == "linear":
+        params.append(f"w: i8[{n}, {k}]")
+        body += [f"wf = convert(w, {act})", "y = linear(x, wf)"]
+    elif form == "matmul_t":  # matmul(x, transpose(convert(w)))
+        params.append(f"w: i8[{n}, {k}]")
+        body += [f"wf = convert(w, {act})", "wt = transpose(wf)",
+                 "y = matmul(x, wt)"]
+    elif form == "matmul_kn":  # weight stored [K, N]
+        params.append(f"w: i8[{k}, {n}]")
+        body += [f"wf = convert(w, {act})", "y = matmul(x, wf)"]
+    else:
+        raise ValueError(form)
+    last = "y"
+    if epilogue in ("scale", "scale_bias_silu"):
+        params.append(f"scales: {act}[{n}]")
+        body.append("s = mul(y, scales)")
+        last = "s"
+    if epilogue == "scale_bias_silu":
+        params.append(f"bias: {act}[{n}]")
+        body += ["b = add(s, bias)", "out = silu(b)"]
+        last = "out"
+    lines = [f"graph {name}({', '.join(params)}) -> {act}[{oshape}] {{"]
+    lines += [f"  {l}" for l in body]
+    lines += [f"  return {last}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+MISC = {
+    "elementwise_only": """graph elementwise_only(a: bf16[64, 1000], b: bf16[1000], c: f32[64, 1]) -> f32[64, 1000] {
+  s = add(a, b)
+  r = relu(s)
+  f = convert(r, f32)
+  out = mul(f, c)
+  return out
+}
+""",
+    "two_linears_shared_x": """graph two_linears_shared_x(x: bf16[4, 4096], w1: i8[2048, 4096], w2: i8[1024, 4096]) -> (bf16[4, 2048], bf16[4, 1024]) {
+  a = linear(x, convert(w1, bf16))
+  b = linear(x, convert(w2, bf16))
+  return a, b
+}
+""",
+    "mlp_silu_gate": """graph mlp_silu_gate(x: bf16[2, 4096], wg: i8[2816, 4096], wu: i8[2816, 4096], sg: bf16[2816], su: bf16[2816]) -> bf16[2, 2816] {
+  g0 = linear(x, convert(wg, bf16))
+  g = mul(g0, sg)
+  u0 = linear(x, convert(wu, bf16))
+  u = mul(u0, su)
+  a = silu(g)
+  out = mul(a, u)
+  return out
+}
+""",
+    "returns_input_and_twice": """graph returns_input_and_twice(x: bf16[3, 520], w: i8[264, 520]) -> (bf16[3, 520], bf16[3, 264], bf16[3, 264]) {
+  y = linear(x, convert(w, bf16))
+  return x, y, y
+}
+""",
+    "f32_weights_no_convert": """graph f32_weights_no_convert(x: f32[5, 1000], w: f32[300, 1000]) -> f32[5, 300] {
+  y = linear(x, w)
+  return y
+}
+""",
+    "bf16_weights": """graph bf16_weights(x: bf16[1, 4096], w: bf16[4096, 4096]) -> bf16[1, 4096] {
+  y = linear(x, w)
+  return y
+}
+""",
+    "convert_on_a": """graph convert_on_a(x: f32[7, 2048], w: i8[512, 2048]) -> bf16[7, 512] {
+  xb = convert(x, bf16)
+  y = linear(xb, convert(w, bf16))
+  return y
+}
+""",
+    "transposed_a": """graph transposed_a(xt: bf16[1024, 6], w: i8[1024, 512]) -> bf16[6, 512] {
+  x = transpose(xt)
+  y = matmul(x, convert(w, bf16))
+  return y
+}
+""",
+    "float_to_int8": """graph float_to_int8(x: f32[4, 300], s: f32[300]) -> i8[4, 300] {
+  y = mul(x, s)
+  q = convert(y, i8)
+  return q
+}
+""",
+}
+
+
+def fix_nested(text):
+    """Graph files have no nested calls: hoist `convert(w, T)` arguments."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"(\s*)(\w+) = linear\((\w+), convert\((\w+), (\w+)\)\)", line)
+        if m:
+            ind, lhs, x, w, t = m.groups()
+            out.append(f"{ind}{w}_f = convert({w}, {t})")
+            out.append(f"{ind}{lhs} = linear({x}, {w}_f)")
+            continue
+        m = re.match(r"(\s*)(\w+) = matmul\((\w+), convert\((\w+), (\w+)\)\)", line)
+        if m:
+            ind, lhs, x, w, t = m.groups()
+            out.append(f"{ind}{w}_f = convert({w}, {t})")
+            out.append(f"{ind}{lhs} = matmul({x}, {w}_f)")
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def cases(quick):
+    """(name, graph text, [mtc flags])"""
+    cs = []
+    ms = [1, 2, 3, 4, 8, 16, 33, 64, 128]
+    for m in ms:  # every batch size on the main shape
+        cs.append((f"woq_m{m}_4096x4096", woq(f"woq_m{m}_4096x4096", m, 4096, 4096), []))
+    shapes = [(11008, 4096), (4096, 11008), (4097, 4096), (4096, 4104), (4096, 520)]
+    for n, k in shapes:
+        for m in ([1, 16] if quick else [1, 3, 16, 33, 128]):
+            nm = f"woq_m{m}_{n}x{k}"
+            cs.append((nm, woq(nm, m, n, k), []))
+    for n, k in [(4096, 4096), (4097, 4104)]:
+        for m in [1, 8, 64]:
+            nm = f"silu_m{m}_{n}x{k}"
+            cs.append((nm, woq(nm, m, n, k, epilogue="scale_bias_silu"), []))
+    for n, k in [(4096, 520), (11008, 4096)]:
+        for m in [1, 4, 128]:
+            nm = f"f16_m{m}_{n}x{k}"
+            cs.append((nm, woq(nm, m, n, k, act="f16"), []))
+    for n, k in [(4096, 4096), (4097, 4104)]:
+        for m in [1, 2, 33]:
+            nm = f"matmul_t_m{m}_{n}x{k}"
+            cs.append((nm, woq(nm, m, n, k, form="matmul_t"), []))
+    for n, k in [(4096, 4096), (4097, 4096), (11008, 4096)]:
+        for m in [1, 16]:
+            nm = f"matmul_kn_m{m}_{n}x{k}"
+            cs.append((nm, woq(nm, m, n, k, form="matmul_kn"), []))
+    for m in [1, 128]:
+        nm = f"noepi_m{m}_4096x11008"
+        cs.append((nm, woq(nm, m, 4096, 11008, epilogue="none"), []))
+    nm = "rank3_b2_m8_4096x4096"
+    cs.append((nm, woq(nm, 8, 4096, 4096, batch=2), []))
+    for name, text in MISC.items():
+        cs.append((name, fix_nested(text), []))
+    # Explicit schedules: each code path of the SIMT emitter.
+    sched = [
+        ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
+        ("splitk4", 1, 4096, 4096, "linear", "simt w4 r2 kw1 v16 u2 mt1 sk4"),
+        ("kw2_sk2", 3, 4097, 4104, "linear", "simt w4 r1 kw2 v8 u2 mt3 sk2"),
+        ("vec4_u1", 2, 4096, 4096, "linear", "simt w2 r4 kw1 v4 u1 mt2 sk1"),
+        ("mt8_r1", 16, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u1 mt8 sk1"),
+        ("rows8", 1, 4096, 4096, "linear", "simt w2 r8 kw1 v16 u1 mt1 sk1"),
+        ("kn_kw4", 1, 4096, 4096, "matmul_kn", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
+        ("kn_sk2", 4, 4097, 4096, "matmul_kn", "simt w4 r1 kw1 v1 u4 mt4 sk2"),
+        ("kn_rows2", 2, 4096, 4096, "matmul_kn", "simt w4 r2 kw2 v8 u2 mt2 sk1"),
+    ]
+    for tag, m, n, k, form, s in sched:
+        nm = f"sched_{tag}_m{m}_{n}x{k}"
+        cs.append((nm, woq(nm, m, n, k, form=form), ["--schedule", f"0={s}"]))
+    return cs
+
+
+def run_file(mtc, path, flags, timeout):
+    start = time.time()
+    try:
+        p = subprocess.run([mtc, "run", path, "--check", "--seed", "7"] + flags,
+                           capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr, time.time() - start
+    except subprocess.TimeoutExpired:
+        return -1, "", f"timeout after {timeout} s", time.time() - start
+
+
+def parse(stdout):
+    """graph name -> list of (output, ok, max rel err)"""
+    results, cur = {}, None
+    for line in stdout.splitlines():
+        m = re.match(r"(\w+): ran (\d+) kernel", line)
+        if m:
+            cur = m.group(1)
+            results[cur] = []
+            continue
+        m = re.match(r"\s+(\w+): max rel err (\S+) .* (ok|MISMATCH) ", line)
+        if m and cur:
+            results[cur].append((m.group(1), m.group(3) == "ok", float(m.group(2))))
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mtc", required=True)
+    ap.add_argument("--out", help="write summary.json and the logs here")
+    ap.add_argument("--quick", action="store_true", help="fewer cases")
+    ap.add_argument("--timeout", type=int, default=300)
+    args = ap.parse_args()
+
+    all_cases = cases(args.quick)
+    work = tempfile.mkdtemp(prefix="mtc-gpu-")
+    # Plain cases share files (one device and process per file); cases with
+    # flags get their own file.
+    groups = []
+    plain = [c for c in all_cases if not c[2]]
+    for i in range(0, len(plain), 8):
+        groups.append((plain[i:i + 8], []))
+    for c in all_cases:
+        if c[2]:
+            groups.append(([c], c[2]))
+
+    summary, failures, logs = [], 0, []
+    for gi, (group, flags) in enumerate(groups):
+        path = os.path.join(work, f"group{gi}.graph")
+        with open(path, "w") as f:
+            f.write("\n".join(text for _, text, _ in group))
+        rc, out, err, secs = run_file(args.mtc, path, flags, args.timeout)
+        logs.append(f"=== {path} {' '.join(flags)} rc={rc} {secs:.1f}s\n{out}{err}")
+        if rc == 2 and gi == 0 and ("CUDA driver" in err or "no CUDA device" in err):
+            print(f"SKIP: no GPU: {err.strip()}")
+            return SKIP
+        res = parse(out)
+        for name, _, _ in group:
+            outs = res.get(name)
+            ok = bool(outs) and all(o[1] for o in outs) and rc in (0, 1)
+            worst = max((o[2] for o in outs), default=float("nan")) if outs else float("nan")
+            summary.append({"case": name, "ok": ok, "max_rel_err": worst,
+                            "flags": flags, "rc": rc})
+            if not ok:
+                failures += 1
+                detail = err.strip().splitlines()[-1] if err.strip() else "no result"
+                print(f"FAIL {name}: {outs if outs else detail}")
+        print(f"group {gi}: {len(group)} cases, rc={rc}, {secs:.1f}s", flush=True)
+
+    passed = sum(1 for s in summary if s["ok"])
+    print(f"\n{passed}/{len(summary)} GPU cases passed")
+    worst = max((s["max_rel_err"] for s in summary if s["ok"]), default=0)
+    print(f"largest max-rel-err among passing cases: {worst:.3e}")
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "gpu_summary.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+        with open(os.path.join(args.out, "gpu_log.txt"), "w") as f:
+            f.write("\n".join(logs))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

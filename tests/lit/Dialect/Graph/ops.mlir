@@ -1,0 +1,90 @@
+// RUN: %mtc-opt %s | %mtc-opt | FileCheck %s
+// RUN: %mtc-opt %s --mlir-print-op-generic --mlir-print-debuginfo | %mtc-opt | FileCheck %s
+
+// Round trip of every graph op, in the custom and in the generic form. Node
+// names are NameLocs and print as the SSA names, so they are checked literally
+// here: that is what is being tested. The generic form carries them only in
+// the locations, hence --mlir-print-debuginfo.
+
+// CHECK-LABEL: graph.func @woq_linear(
+// CHECK-SAME:    %x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>, %scales: tensor<8192xbf16>) -> tensor<1x8192xbf16>
+// CHECK-NEXT:    %wf = graph.convert %w : tensor<8192x4096xi8> -> tensor<8192x4096xbf16>
+// CHECK-NEXT:    %y = graph.linear %x, %wf : tensor<1x4096xbf16>, tensor<8192x4096xbf16> -> tensor<1x8192xbf16>
+// CHECK-NEXT:    %out = graph.mul %y, %scales : tensor<1x8192xbf16>, tensor<8192xbf16> -> tensor<1x8192xbf16>
+// CHECK-NEXT:    graph.return %out : tensor<1x8192xbf16>
+graph.func @woq_linear(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>,
+                       %scales: tensor<8192xbf16>) -> tensor<1x8192xbf16> {
+  %wf = graph.convert %w : tensor<8192x4096xi8> -> tensor<8192x4096xbf16>
+  %y = graph.linear %x, %wf : tensor<1x4096xbf16>, tensor<8192x4096xbf16> -> tensor<1x8192xbf16>
+  %out = graph.mul %y, %scales : tensor<1x8192xbf16>, tensor<8192xbf16> -> tensor<1x8192xbf16>
+  graph.return %out : tensor<1x8192xbf16>
+}
+
+// CHECK-LABEL: graph.func @every_op(
+// CHECK-SAME:    %a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<16xf32>, %d: tensor<4x1xf32>)
+// CHECK-NEXT:    %mm = graph.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %t = graph.transpose %mm : tensor<4x16xf32> -> tensor<16x4xf32>
+// CHECK-NEXT:    %tt = graph.transpose %t : tensor<16x4xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %s = graph.add %tt, %c : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %u = graph.sub %s, %d : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %v = graph.mul %d, %u : tensor<4x1xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %r = graph.relu %v : tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %g = graph.silu %r : tensor<4x16xf32> -> tensor<4x16xf32>
+// CHECK-NEXT:    %h = graph.convert %g : tensor<4x16xf32> -> tensor<4x16xf16>
+// CHECK-NEXT:    %q = graph.convert %h : tensor<4x16xf16> -> tensor<4x16xi8>
+// CHECK-NEXT:    graph.return %q : tensor<4x16xi8>
+graph.func @every_op(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>, %c: tensor<16xf32>,
+                     %d: tensor<4x1xf32>) -> tensor<4x16xi8> {
+  %mm = graph.matmul %a, %b : tensor<4x8xf32>, tensor<8x16xf32> -> tensor<4x16xf32>
+  %t = graph.transpose %mm : tensor<4x16xf32> -> tensor<16x4xf32>
+  %tt = graph.transpose %t : tensor<16x4xf32> -> tensor<4x16xf32>
+  %s = graph.add %tt, %c : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %u = graph.sub %s, %d : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
+  %v = graph.mul %d, %u : tensor<4x1xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  %r = graph.relu %v : tensor<4x16xf32> -> tensor<4x16xf32>
+  %g = graph.silu %r : tensor<4x16xf32> -> tensor<4x16xf32>
+  %h = graph.convert %g : tensor<4x16xf32> -> tensor<4x16xf16>
+  %q = graph.convert %h : tensor<4x16xf16> -> tensor<4x16xi8>
+  graph.return %q : tensor<4x16xi8>
+}
+
+// Rank-3 activations, batched matmul and transpose, several results (one of
+// them an input, one returned twice).
+
+// CHECK-LABEL: graph.func @rank3(
+// CHECK-SAME:    %x: tensor<2x8x64xbf16>, %w: tensor<32x64xbf16>, %k: tensor<32x16xbf16>)
+// CHECK-SAME:    -> (tensor<2x8x32xbf16>, tensor<2x8x16xbf16>, tensor<2x16x8xbf16>, tensor<2x8x64xbf16>, tensor<2x8x32xbf16>)
+// CHECK-NEXT:    %y = graph.linear %x, %w : tensor<2x8x64xbf16>, tensor<32x64xbf16> -> tensor<2x8x32xbf16>
+// CHECK-NEXT:    %z = graph.matmul %y, %k : tensor<2x8x32xbf16>, tensor<32x16xbf16> -> tensor<2x8x16xbf16>
+// CHECK-NEXT:    %zt = graph.transpose %z : tensor<2x8x16xbf16> -> tensor<2x16x8xbf16>
+// CHECK-NEXT:    graph.return %y, %z, %zt, %x, %y : tensor<2x8x32xbf16>, tensor<2x8x16xbf16>, tensor<2x16x8xbf16>, tensor<2x8x64xbf16>, tensor<2x8x32xbf16>
+graph.func @rank3(%x: tensor<2x8x64xbf16>, %w: tensor<32x64xbf16>, %k: tensor<32x16xbf16>)
+    -> (tensor<2x8x32xbf16>, tensor<2x8x16xbf16>, tensor<2x16x8xbf16>, tensor<2x8x64xbf16>, tensor<2x8x32xbf16>) {
+  %y = graph.linear %x, %w : tensor<2x8x64xbf16>, tensor<32x64xbf16> -> tensor<2x8x32xbf16>
+  %z = graph.matmul %y, %k : tensor<2x8x32xbf16>, tensor<32x16xbf16> -> tensor<2x8x16xbf16>
+  %zt = graph.transpose %z : tensor<2x8x16xbf16> -> tensor<2x16x8xbf16>
+  graph.return %y, %z, %zt, %x, %y : tensor<2x8x32xbf16>, tensor<2x8x16xbf16>, tensor<2x16x8xbf16>, tensor<2x8x64xbf16>, tensor<2x8x32xbf16>
+}
+
+// A 1-D activation in linear, and values without identifier names, which
+// keep the printer's numbering.
+
+// CHECK-LABEL: graph.func @unnamed(
+// CHECK-SAME:    %[[X:.*]]: tensor<64xf16>, %[[W:.*]]: tensor<8x64xf16>) -> tensor<8xf16>
+// CHECK-NEXT:    %[[Y:.*]] = graph.linear %[[X]], %[[W]] : tensor<64xf16>, tensor<8x64xf16> -> tensor<8xf16>
+// CHECK-NEXT:    %[[R:.*]] = graph.relu %[[Y]] : tensor<8xf16> -> tensor<8xf16>
+// CHECK-NEXT:    graph.return %[[R]] : tensor<8xf16>
+graph.func @unnamed(%0: tensor<64xf16>, %1: tensor<8x64xf16>) -> tensor<8xf16> {
+  %2 = graph.linear %0, %1 : tensor<64xf16>, tensor<8x64xf16> -> tensor<8xf16>
+  %3 = graph.relu %2 : tensor<8xf16> -> tensor<8xf16>
+  graph.return %3 : tensor<8xf16>
+}
+
+// A graph may return an input directly.
+
+// CHECK-LABEL: graph.func @identity(
+// CHECK-SAME:    %in: tensor<3xi8>) -> tensor<3xi8>
+// CHECK-NEXT:    graph.return %in : tensor<3xi8>
+graph.func @identity(%in: tensor<3xi8>) -> tensor<3xi8> {
+  graph.return %in : tensor<3xi8>
+}

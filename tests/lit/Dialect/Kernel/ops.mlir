@@ -1,0 +1,218 @@
+// RUN: %mtc-opt %s | %mtc-opt | FileCheck %s
+// RUN: %mtc-opt %s --mlir-print-op-generic | %mtc-opt | FileCheck %s
+
+// Round trip of kernel.contract, kernel.elementwise, kernel.yield and
+// #kernel.schedule. Result names come from the last entry of `nodes`; region
+// arguments are named %a/%b (body), %acc/%eN (epilogue) and %inN.
+
+// CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$T2:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[$BC3:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
+// CHECK-DAG: #[[$T3:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+
+// The fused weight-only int8 linear: the i8 weight is converted in the body,
+// the per-channel scale is an epilogue input, a schedule is attached.
+
+// CHECK-LABEL: graph.func @contract_epilogue(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x4096xbf16>, %[[W:.*]]: tensor<8192x4096xi8>, %[[S:.*]]: tensor<8192xbf16>)
+// CHECK:         %out = kernel.contract %[[X]], %[[W]] epilogue(%[[S]] : tensor<8192xbf16>)
+// CHECK-SAME:      epilogue_maps = [#[[$ROW]]]
+// CHECK-SAME:      nodes = ["wf", "y", "out"]
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 2, kwarps = 1, vec = 16, unroll = 4, mtile = 1, splitk = 1>
+// CHECK-SAME:      : tensor<1x4096xbf16>, tensor<8192x4096xi8> -> tensor<1x8192xbf16> body {
+// CHECK-NEXT:    ^bb0(%a: bf16, %b: i8):
+// CHECK-NEXT:      %[[A32:.*]] = arith.extf %a : bf16 to f32
+// CHECK-NEXT:      %[[B32:.*]] = arith.sitofp %b : i8 to f32
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[A32]], %[[B32]] : f32
+// CHECK-NEXT:      kernel.yield %[[P]] : f32
+// CHECK-NEXT:    } epilogue {
+// CHECK-NEXT:    ^bb0(%acc: f32, %e0: bf16):
+// CHECK-NEXT:      %[[Y:.*]] = arith.truncf %acc : f32 to bf16
+// CHECK-NEXT:      %[[Y32:.*]] = arith.extf %[[Y]] : bf16 to f32
+// CHECK-NEXT:      %[[S32:.*]] = arith.extf %e0 : bf16 to f32
+// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[Y32]], %[[S32]] : f32
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK-NEXT:      kernel.yield %[[R]] : bf16
+// CHECK-NEXT:    }
+// CHECK-NEXT:    graph.return %out
+#row = affine_map<(d0, d1) -> (d1)>
+graph.func @contract_epilogue(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>,
+                              %scales: tensor<8192xbf16>) -> tensor<1x8192xbf16> {
+  %0 = kernel.contract %x, %w epilogue(%scales : tensor<8192xbf16>)
+      {epilogue_maps = [#row], nodes = ["wf", "y", "out"],
+       schedule = #kernel.schedule<kind = simt, warps = 4, rows = 2, kwarps = 1, vec = 16, unroll = 4, mtile = 1, splitk = 1>}
+      : tensor<1x4096xbf16>, tensor<8192x4096xi8> -> tensor<1x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32, %s: bf16):
+    %1 = arith.truncf %acc : f32 to bf16
+    %2 = arith.extf %1 : bf16 to f32
+    %3 = arith.extf %s : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    kernel.yield %5 : bf16
+  }
+  graph.return %0 : tensor<1x8192xbf16>
+}
+
+// No epilogue inputs, f32 operands (empty conversion chains), no schedule.
+
+// CHECK-LABEL: graph.func @contract_plain(
+// CHECK-SAME:    %[[A:.*]]: tensor<2x8x64xf32>, %[[B:.*]]: tensor<32x64xf32>)
+// CHECK:         %y = kernel.contract %[[A]], %[[B]] {epilogue_maps = [], nodes = ["y"]} : tensor<2x8x64xf32>, tensor<32x64xf32> -> tensor<2x8x32xf32> body {
+// CHECK-NEXT:    ^bb0(%a: f32, %b: f32):
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %a, %b : f32
+// CHECK-NEXT:      kernel.yield %[[P]] : f32
+// CHECK-NEXT:    } epilogue {
+// CHECK-NEXT:    ^bb0(%acc: f32):
+// CHECK-NEXT:      kernel.yield %acc : f32
+// CHECK-NEXT:    }
+graph.func @contract_plain(%lhs: tensor<2x8x64xf32>, %rhs: tensor<32x64xf32>) -> tensor<2x8x32xf32> {
+  %0 = kernel.contract %lhs, %rhs {epilogue_maps = [], nodes = ["y"]}
+      : tensor<2x8x64xf32>, tensor<32x64xf32> -> tensor<2x8x32xf32>
+  body {
+  ^bb0(%x: f32, %y: f32):
+    %1 = arith.mulf %x, %y : f32
+    kernel.yield %1 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    kernel.yield %acc : f32
+  }
+  graph.return %0 : tensor<2x8x32xf32>
+}
+
+// a_transposed ([K, M]) and b_transposed ([K, N]), a chain of two
+// conversions, a schedule for a [K, N] weight.
+
+// CHECK-LABEL: graph.func @contract_transposed(
+// CHECK-SAME:    %[[A:.*]]: tensor<64x4xf16>, %[[B:.*]]: tensor<64x32xi8>)
+// CHECK:         %mm = kernel.contract %[[A]], %[[B]]
+// CHECK-SAME:      a_transposed
+// CHECK-SAME:      b_transposed
+// CHECK-SAME:      nodes = ["at", "bf", "mm"]
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 2, rows = 1, kwarps = 1, vec = 4, unroll = 2, mtile = 4, splitk = 1>
+// CHECK-SAME:      : tensor<64x4xf16>, tensor<64x32xi8> -> tensor<4x32xf16> body {
+// CHECK-NEXT:    ^bb0(%a: f16, %b: i8):
+// CHECK-NEXT:      %[[A32:.*]] = arith.extf %a : f16 to f32
+// CHECK-NEXT:      %[[B16:.*]] = arith.sitofp %b : i8 to f16
+// CHECK-NEXT:      %[[B32:.*]] = arith.extf %[[B16]] : f16 to f32
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[A32]], %[[B32]] : f32
+// CHECK-NEXT:      kernel.yield %[[P]] : f32
+graph.func @contract_transposed(%lhs: tensor<64x4xf16>, %rhs: tensor<64x32xi8>) -> tensor<4x32xf16> {
+  %0 = kernel.contract %lhs, %rhs
+      {a_transposed, b_transposed, epilogue_maps = [], nodes = ["at", "bf", "mm"],
+       schedule = #kernel.schedule<kind = simt, warps = 2, rows = 1, kwarps = 1, vec = 4, unroll = 2, mtile = 4, splitk = 1>}
+      : tensor<64x4xf16>, tensor<64x32xi8> -> tensor<4x32xf16>
+  body {
+  ^bb0(%x: f16, %y: i8):
+    %1 = arith.extf %x : f16 to f32
+    %2 = arith.sitofp %y : i8 to f16
+    %3 = arith.extf %2 : f16 to f32
+    %4 = arith.mulf %1, %3 : f32
+    kernel.yield %4 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to f16
+    kernel.yield %1 : f16
+  }
+  graph.return %0 : tensor<4x32xf16>
+}
+
+// Elementwise with a broadcast map (a bias of shape [1, N] over a rank-3
+// iteration space) and an identity map, every allowed scalar op kind.
+
+// CHECK-LABEL: graph.func @elementwise_broadcast(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x8x16xbf16>, %[[BIAS:.*]]: tensor<1x16xbf16>)
+// CHECK:         %h = kernel.elementwise %[[X]], %[[BIAS]] : tensor<2x8x16xbf16>, tensor<1x16xbf16>
+// CHECK-SAME:      indexing_maps = [#{{.*}}, #[[$BC3]]]
+// CHECK-SAME:      nodes = ["s", "h"]
+// CHECK-SAME:      schedule = #kernel.schedule<kind = elementwise, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 1, mtile = 1, splitk = 1>
+// CHECK-SAME:      -> tensor<2x8x16xbf16> {
+// CHECK-NEXT:    ^bb0(%in0: bf16, %in1: bf16):
+// CHECK:           arith.addf
+// CHECK:           arith.subf
+// CHECK:           arith.negf
+// CHECK:           math.exp
+// CHECK:           arith.divf
+// CHECK:           arith.maximumf
+// CHECK:           arith.minimumf
+// CHECK:           arith.cmpf olt
+// CHECK:           arith.select
+// CHECK:           arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT:      kernel.yield %{{.*}} : bf16
+// CHECK-NEXT:    }
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bc3 = affine_map<(d0, d1, d2) -> (0, d2)>
+graph.func @elementwise_broadcast(%x: tensor<2x8x16xbf16>, %bias: tensor<1x16xbf16>) -> tensor<2x8x16xbf16> {
+  %0 = kernel.elementwise %x, %bias : tensor<2x8x16xbf16>, tensor<1x16xbf16>
+      {indexing_maps = [#id3, #bc3], nodes = ["s", "h"],
+       schedule = #kernel.schedule<kind = elementwise, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 1, mtile = 1, splitk = 1>}
+      -> tensor<2x8x16xbf16> {
+  ^bb0(%v: bf16, %b: bf16):
+    %one = arith.constant 1.0 : f32
+    %zero = arith.constant 0.0 : f32
+    %v32 = arith.extf %v : bf16 to f32
+    %b32 = arith.extf %b : bf16 to f32
+    %1 = arith.addf %v32, %b32 : f32
+    %2 = arith.subf %1, %one : f32
+    %3 = arith.negf %2 : f32
+    %4 = math.exp %3 : f32
+    %5 = arith.divf %2, %4 : f32
+    %6 = arith.maximumf %5, %zero : f32
+    %7 = arith.minimumf %6, %one : f32
+    %8 = arith.cmpf olt, %7, %zero : f32
+    %9 = arith.select %8, %zero, %7 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    kernel.yield %10 : bf16
+  }
+  graph.return %0 : tensor<2x8x16xbf16>
+}
+
+// A transposing copy, and an elementwise op with no inputs' conversions:
+// the yield of a block argument, plus a float -> i8 conversion.
+
+// CHECK-LABEL: graph.func @elementwise_transpose(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x8xf32>)
+// CHECK:         %t = kernel.elementwise %[[X]] : tensor<4x8xf32> {indexing_maps = [#[[$T2]]], nodes = ["t"]} -> tensor<8x4xf32> {
+// CHECK-NEXT:    ^bb0(%in0: f32):
+// CHECK-NEXT:      kernel.yield %in0 : f32
+// CHECK-NEXT:    }
+// CHECK:         %q = kernel.elementwise %t : tensor<8x4xf32> {indexing_maps = [#[[$ID2]]], nodes = ["q"]} -> tensor<8x4xi8> {
+// CHECK-NEXT:    ^bb0(%in0: f32):
+// CHECK-NEXT:      %[[Q:.*]] = arith.fptosi %in0 : f32 to i8
+// CHECK-NEXT:      kernel.yield %[[Q]] : i8
+// CHECK-NEXT:    }
+// CHECK:         graph.return %t, %q
+#t2 = affine_map<(d0, d1) -> (d1, d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+graph.func @elementwise_transpose(%x: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xi8>) {
+  %0 = kernel.elementwise %x : tensor<4x8xf32> {indexing_maps = [#t2], nodes = ["t"]} -> tensor<8x4xf32> {
+  ^bb0(%v: f32):
+    kernel.yield %v : f32
+  }
+  %1 = kernel.elementwise %0 : tensor<8x4xf32> {indexing_maps = [#id2], nodes = ["q"]} -> tensor<8x4xi8> {
+  ^bb0(%v: f32):
+    %2 = arith.fptosi %v : f32 to i8
+    kernel.yield %2 : i8
+  }
+  graph.return %0, %1 : tensor<8x4xf32>, tensor<8x4xi8>
+}
+
+// A batched transpose map (rank 3).
+
+// CHECK-LABEL: graph.func @elementwise_transpose3(
+// CHECK:         kernel.elementwise %{{.*}} : tensor<2x4x8xf16> {indexing_maps = [#[[$T3]]], nodes = ["t3"]} -> tensor<2x8x4xf16>
+#t3 = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+graph.func @elementwise_transpose3(%x: tensor<2x4x8xf16>) -> tensor<2x8x4xf16> {
+  %0 = kernel.elementwise %x : tensor<2x4x8xf16> {indexing_maps = [#t3], nodes = ["t3"]} -> tensor<2x8x4xf16> {
+  ^bb0(%v: f16):
+    kernel.yield %v : f16
+  }
+  graph.return %0 : tensor<2x8x4xf16>
+}

@@ -1,0 +1,162 @@
+// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules))' | FileCheck %s
+
+// Kernels without a schedule get the heuristic one (Schedule.cpp,
+// defaultSchedule); a schedule already present is kept.
+
+#row = affine_map<(d0, d1) -> (d1)>
+#id1 = affine_map<(d0) -> (d0)>
+
+// M = 1, int8 [N, K] weight: 16-byte loads, two rows per warp, unroll 4.
+
+// CHECK-LABEL: graph.func @woq_m1(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 2, kwarps = 1, vec = 16, unroll = 4, mtile = 1, splitk = 1>
+graph.func @woq_m1(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>, %s: tensor<8192xbf16>) -> tensor<1x8192xbf16> {
+  %0 = kernel.contract %x, %w epilogue(%s : tensor<8192xbf16>) {epilogue_maps = [#row], nodes = ["wf", "y", "out"]}
+      : tensor<1x4096xbf16>, tensor<8192x4096xi8> -> tensor<1x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32, %e: bf16):
+    %1 = arith.truncf %acc : f32 to bf16
+    %2 = arith.extf %1 : bf16 to f32
+    %3 = arith.extf %e : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    kernel.yield %5 : bf16
+  }
+  graph.return %0 : tensor<1x8192xbf16>
+}
+
+// M = 16: eight activation rows per block.
+
+// CHECK-LABEL: graph.func @woq_m16(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 8, splitk = 1>
+graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
+      : tensor<16x4096xbf16>, tensor<8192x4096xi8> -> tensor<16x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<16x8192xbf16>
+}
+
+// A small bf16 problem: too few blocks for two rows per warp, and K = 20
+// only allows 8-byte loads.
+
+// CHECK-LABEL: graph.func @small(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 8, unroll = 4, mtile = 1, splitk = 1>
+graph.func @small(%x: tensor<1x20xbf16>, %w: tensor<32x20xbf16>) -> tensor<1x32xbf16> {
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"]}
+      : tensor<1x20xbf16>, tensor<32x20xbf16> -> tensor<1x32xbf16>
+  body {
+  ^bb0(%a: bf16, %b: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.extf %b : bf16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<1x32xbf16>
+}
+
+// A [K, N] weight: vectors along N, up to four activation rows per block.
+
+// CHECK-LABEL: graph.func @kn_weight(
+// CHECK:         kernel.contract
+// CHECK-SAME:      b_transposed
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 4, mtile = 4, splitk = 1>
+graph.func @kn_weight(%x: tensor<4x4096xbf16>, %w: tensor<4096x8192xi8>) -> tensor<4x8192xbf16> {
+  %0 = kernel.contract %x, %w {b_transposed, epilogue_maps = [], nodes = ["wf", "y"]}
+      : tensor<4x4096xbf16>, tensor<4096x8192xi8> -> tensor<4x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8192xbf16>
+}
+
+// CHECK-LABEL: graph.func @elementwise(
+// CHECK:         kernel.elementwise
+// CHECK-SAME:      schedule = #kernel.schedule<kind = elementwise, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 1, mtile = 1, splitk = 1>
+graph.func @elementwise(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %0 = kernel.elementwise %x : tensor<1024xf32> {indexing_maps = [#id1], nodes = ["r"]} -> tensor<1024xf32> {
+  ^bb0(%v: f32):
+    %c = arith.constant 0.0 : f32
+    %1 = arith.maximumf %v, %c : f32
+    kernel.yield %1 : f32
+  }
+  graph.return %0 : tensor<1024xf32>
+}
+
+// Schedules already present (from the autotuner or the input) are kept, and
+// only the kernel without one gets the default.
+
+// CHECK-LABEL: graph.func @keeps_existing(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 8, rows = 1, kwarps = 2, vec = 8, unroll = 2, mtile = 1, splitk = 4>
+// CHECK:         kernel.elementwise
+// CHECK-SAME:      schedule = #kernel.schedule<kind = elementwise, warps = 1, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1, splitk = 1>
+// CHECK:         kernel.elementwise
+// CHECK-SAME:      schedule = #kernel.schedule<kind = elementwise, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 1, mtile = 1, splitk = 1>
+graph.func @keeps_existing(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>) -> (tensor<1x8192xbf16>, tensor<1x8192xbf16>) {
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = simt, warps = 8, rows = 1, kwarps = 2, vec = 8, unroll = 2, mtile = 1, splitk = 4>}
+      : tensor<1x4096xbf16>, tensor<8192x4096xi8> -> tensor<1x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  %1 = kernel.elementwise %0 : tensor<1x8192xbf16> {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], nodes = ["r"],
+       schedule = #kernel.schedule<kind = elementwise, warps = 1, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1, splitk = 1>} -> tensor<1x8192xbf16> {
+  ^bb0(%v: bf16):
+    kernel.yield %v : bf16
+  }
+  %2 = kernel.elementwise %0 : tensor<1x8192xbf16> {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], nodes = ["s"]} -> tensor<1x8192xbf16> {
+  ^bb0(%v: bf16):
+    kernel.yield %v : bf16
+  }
+  graph.return %1, %2 : tensor<1x8192xbf16>, tensor<1x8192xbf16>
+}
+
+// Graph ops are left alone.
+
+// CHECK-LABEL: graph.func @graph_ops(
+// CHECK:         graph.relu
+// CHECK-NOT:     schedule
+// CHECK:         graph.return
+graph.func @graph_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = graph.relu %x : tensor<4xf32> -> tensor<4xf32>
+  graph.return %r : tensor<4xf32>
+}

@@ -1,0 +1,485 @@
+//===- mtc.cpp - The mtc command line --------------------------------------===//
+//
+//   mtc compile FILE [-o DIR] [--dump-dir DIR] [--emit=STAGE] [--arch sm_90]
+//   mtc run FILE [--check] [--seed N]
+//   mtc tune FILE / mtc bench FILE [--json]
+//
+// Exit codes: 0 success; 1 the user's input is wrong (a located diagnostic,
+// nothing written); 2 the environment or mtc failed (no driver, out of
+// memory, a JIT or internal error), with a message saying which.
+//
+//===----------------------------------------------------------------------===//
+#include "compiler/Compiler.h"
+#include "compiler/Input.h"
+#include "compiler/Ptx.h"
+#include "compiler/Version.h"
+#include "runtime/Executor.h"
+#include "runtime/Interpreter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fmt/format.h>
+
+using namespace mlir;
+using namespace mtc;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum ExitCode : int { kSuccess = 0, kUserError = 1, kInternalError = 2 };
+
+//===----------------------------------------------------------------------===//
+// Options
+//===----------------------------------------------------------------------===//
+
+cl::SubCommand compileCmd("compile",
+                          "Compile graph files to PTX and kernel manifests");
+cl::SubCommand runCmd("run", "Compile and run graphs on the GPU");
+cl::SubCommand benchCmd("bench",
+                        "Time every kernel on the GPU with cold L2 and compare "
+                        "with the streaming-read ceiling");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<graph file>"),
+                               cl::Required, cl::sub(compileCmd),
+                               cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<std::string> outDir("o", cl::desc("Output folder (default mtc-out)"),
+                            cl::value_desc("dir"), cl::init("mtc-out"),
+                            cl::sub(compileCmd));
+cl::opt<std::string> dumpDir("dump-dir",
+                             cl::desc("Also write every stage of every graph "
+                                      "there"),
+                             cl::value_desc("dir"), cl::sub(compileCmd));
+cl::opt<std::string>
+    emitStage("emit",
+              cl::desc("Print one stage to stdout instead of writing files: "
+                       "graph, kernel, nvvm, llvm-dialect, llvm, ptx, "
+                       "manifest"),
+              cl::value_desc("stage"), cl::sub(compileCmd));
+cl::opt<std::string> arch("arch", cl::desc("GPU architecture (sm_80, sm_89, "
+                                           "sm_90)"),
+                          cl::init("sm_90"), cl::sub(compileCmd),
+                          cl::sub(runCmd), cl::sub(benchCmd));
+cl::list<std::string> graphNames("graph",
+                                 cl::desc("Only this graph (repeatable)"),
+                                 cl::value_desc("name"), cl::sub(compileCmd),
+                                 cl::sub(runCmd), cl::sub(benchCmd));
+cl::list<std::string> binds("bind",
+                            cl::desc("Value of a symbolic dimension: M=4"),
+                            cl::value_desc("NAME=N"), cl::CommaSeparated,
+                            cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<bool> noFastDequant(
+    "no-fast-dequant",
+    cl::desc("Convert int8 with cvt instructions instead of byte permutes"),
+    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+cl::list<std::string> scheduleFlags(
+    "schedule",
+    cl::desc("Use this schedule for kernel K instead of the heuristic one, "
+             "e.g. --schedule '0=simt w8 r1 kw4 v16 u2 mt1 sk2' (repeatable)"),
+    cl::value_desc("K=SCHEDULE"), cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<bool> check("check",
+                    cl::desc("Compare every output with the fp64 reference "
+                             "interpreter"),
+                    cl::sub(runCmd));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
+                       cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<bool> jsonOutput("json", cl::desc("Print the results as JSON"),
+                         cl::sub(benchCmd));
+cl::opt<unsigned> replays("replays", cl::desc("Timed CUDA-graph replays"),
+                          cl::init(15), cl::sub(benchCmd));
+cl::opt<double> tolerance("tol",
+                          cl::desc("Largest accepted error relative to the "
+                                   "largest reference magnitude"),
+                          cl::init(1e-2), cl::sub(runCmd));
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+int fail(int code, const llvm::Twine &msg) {
+  llvm::errs() << "mtc: error: " << msg << "\n";
+  return code;
+}
+
+/// Input errors are the user's (exit 1); everything else is the
+/// environment's or mtc's (exit 2).
+int failWith(llvm::Error err) {
+  int code = err.isA<InputError>() ? kUserError : kInternalError;
+  return fail(code, llvm::toString(std::move(err)));
+}
+
+/// The parsed input: context, source manager with the diagnostic handler,
+/// and the module of graph.funcs.
+struct Input {
+  MLIRContext ctx;
+  llvm::SourceMgr sm;
+  std::unique_ptr<SourceMgrDiagnosticHandler> handler;
+  OwningOpRef<ModuleOp> module;
+  FrontendOptions frontend;
+  std::vector<graph::FuncOp> graphs;
+
+  Input() : ctx(MLIRContext::Threading::DISABLED) {
+    DialectRegistry registry;
+    registerCompilerDialects(registry);
+    ctx.appendDialectRegistry(registry);
+    ctx.loadAllAvailableDialects();
+    handler = std::make_unique<SourceMgrDiagnosticHandler>(sm, &ctx);
+  }
+
+  /// Reads and parses `path`; returns an exit code on failure.
+  std::optional<int> load(StringRef path) {
+    for (const std::string &b : binds) {
+      auto [name, value] = StringRef(b).split('=');
+      int64_t v;
+      if (name.empty() || value.getAsInteger(10, v))
+        return fail(kUserError, "--bind expects NAME=N, got '" + b + "'");
+      if (v <= 0)
+        return fail(kUserError, "--bind " + b +
+                                    ": dimensions must be positive");
+      frontend.bindings[name] = v;
+    }
+    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
+                                                     /*RequiresNullTerminator=*/
+                                                     true);
+    if (std::error_code ec = buffer.getError())
+      return fail(kUserError,
+                  "cannot read '" + path + "': " + ec.message());
+    sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    if (std::optional<int> rc = parseSchedules())
+      return rc;
+    module = loadGraphs(sm, &ctx, frontend);
+    if (!module)
+      return kUserError;
+    for (auto g : module->getOps<graph::FuncOp>())
+      if (graphNames.empty() || llvm::is_contained(graphNames, g.getSymName()))
+        graphs.push_back(g);
+    for (const std::string &n : graphNames)
+      if (!module->lookupSymbol(n))
+        return fail(kUserError, "no graph named '" + n + "' in " + path);
+    return std::nullopt;
+  }
+
+  /// Parses --schedule flags into `schedules`; returns an exit code on error.
+  std::optional<int> parseSchedules() {
+    for (const std::string &flag : scheduleFlags) {
+      auto [index, text] = StringRef(flag).split('=');
+      unsigned k;
+      if (index.getAsInteger(10, k) || text.empty())
+        return fail(kUserError, "--schedule expects K=SCHEDULE, got '" +
+                                    flag + "'");
+      std::string err;
+      std::optional<kernel::ScheduleParams> s =
+          kernel::ScheduleParams::parse(text, err);
+      if (!s)
+        return fail(kUserError, "--schedule '" + flag + "': " + err);
+      schedules[k] = *s;
+    }
+    return std::nullopt;
+  }
+  std::map<unsigned, kernel::ScheduleParams> schedules;
+
+  CompileOptions compileOptions() const {
+    CompileOptions o;
+    o.schedules = schedules;
+    o.arch = arch;
+    o.fastDequant = !noFastDequant;
+    o.sourceName = inputFile;
+    for (auto &entry : frontend.bindings)
+      o.bindings.push_back({entry.getKey().str(), entry.getValue()});
+    return o;
+  }
+};
+
+std::string kernelList(const Manifest &m) {
+  std::string s;
+  for (const KernelInfo &k : m.kernels) {
+    s += fmt::format("\n  {} [{}]: {}", k.name, k.schedule,
+                     llvm::join(k.nodes, ", "));
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// mtc compile
+//===----------------------------------------------------------------------===//
+
+int compileMain() {
+  if (!isSupportedArch(arch))
+    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
+                                kSupportedArchs + ")");
+  static const char *stages[] = {"graph", "kernel", "nvvm", "llvm-dialect",
+                                 "llvm", "ptx", "manifest"};
+  if (!emitStage.empty() && !llvm::is_contained(stages, emitStage))
+    return fail(kUserError, "unknown --emit stage '" + emitStage +
+                                "' (graph, kernel, nvvm, llvm-dialect, llvm, "
+                                "ptx, manifest)");
+  Input in;
+  if (std::optional<int> rc = in.load(inputFile))
+    return *rc;
+
+  std::vector<CompiledGraph> compiled;
+  for (graph::FuncOp g : in.graphs) {
+    llvm::Expected<CompiledGraph> c = compileGraph(g, in.compileOptions());
+    if (!c)
+      return failWith(c.takeError());
+    compiled.push_back(std::move(*c));
+  }
+
+  if (!emitStage.empty()) {
+    unsigned index = llvm::find(stages, emitStage) - std::begin(stages);
+    for (const CompiledGraph &c : compiled) {
+      if (emitStage == "manifest")
+        llvm::outs() << llvm::formatv("{0:2}", c.manifest.toJSON()) << "\n";
+      else
+        llvm::outs() << c.stages[index].text;
+    }
+    return kSuccess;
+  }
+
+  // Everything compiled: now write, each file complete or not at all.
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail(kInternalError,
+                "cannot create '" + outDir + "': " + ec.message());
+  if (!dumpDir.empty())
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
+      return fail(kInternalError,
+                  "cannot create '" + dumpDir + "': " + ec.message());
+  for (const CompiledGraph &c : compiled) {
+    SmallString<256> ptxPath(outDir.getValue()), jsonPath(outDir.getValue());
+    llvm::sys::path::append(ptxPath, c.name + ".ptx");
+    llvm::sys::path::append(jsonPath, c.name + ".json");
+    std::string json = llvm::formatv("{0:2}", c.manifest.toJSON()).str() + "\n";
+    if (llvm::Error e = writeFileAtomically(ptxPath, c.ptx))
+      return failWith(std::move(e));
+    if (llvm::Error e = writeFileAtomically(jsonPath, json))
+      return failWith(std::move(e));
+    if (!dumpDir.empty()) {
+      for (const Stage &s : c.stages) {
+        SmallString<256> p(dumpDir.getValue());
+        llvm::sys::path::append(p, c.name + "." + s.suffix);
+        if (llvm::Error e = writeFileAtomically(p, s.text))
+          return failWith(std::move(e));
+      }
+      SmallString<256> p(dumpDir.getValue());
+      llvm::sys::path::append(p, c.name + ".json");
+      if (llvm::Error e = writeFileAtomically(p, json))
+        return failWith(std::move(e));
+    }
+    llvm::outs() << fmt::format("{}: {} kernel{} -> {}{}\n", c.name,
+                                c.manifest.kernels.size(),
+                                c.manifest.kernels.size() == 1 ? "" : "s",
+                                ptxPath.str().str(), kernelList(c.manifest));
+  }
+  return kSuccess;
+}
+
+//===----------------------------------------------------------------------===//
+// Running on the GPU
+//===----------------------------------------------------------------------===//
+
+/// Compiles every selected graph; returns an exit code on failure.
+std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
+  if (!isSupportedArch(arch))
+    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
+                                kSupportedArchs + ")");
+  for (graph::FuncOp g : in.graphs) {
+    llvm::Expected<CompiledGraph> c = compileGraph(g, in.compileOptions());
+    if (!c)
+      return failWith(c.takeError());
+    out.push_back(std::move(*c));
+  }
+  return std::nullopt;
+}
+
+/// Loads `c` on `device` and sets seeded random inputs (kept in `inputs`).
+llvm::Expected<std::unique_ptr<Executor>>
+prepare(Device &device, const CompiledGraph &c,
+        std::vector<HostTensor> &inputs) {
+  auto exec = Executor::create(device, c.manifest, c.ptx);
+  if (!exec)
+    return exec.takeError();
+  for (auto [i, b] : llvm::enumerate(c.manifest.inputs())) {
+    HostTensor t(b->dtype, b->shape);
+    fillRandom(t, seed * 1000003 + i, b->name);
+    if (llvm::Error e = (*exec)->setInput(b->name, t))
+      return std::move(e);
+    inputs.push_back(std::move(t));
+  }
+  return exec;
+}
+
+int runMain() {
+  Input in;
+  if (std::optional<int> rc = in.load(inputFile))
+    return *rc;
+  std::vector<CompiledGraph> compiled;
+  if (std::optional<int> rc = compileAll(in, compiled))
+    return *rc;
+  llvm::Expected<std::unique_ptr<Device>> device = Device::open();
+  if (!device)
+    return failWith(device.takeError());
+
+  bool allPassed = true;
+  for (auto [g, c] : llvm::zip(in.graphs, compiled)) {
+    std::vector<HostTensor> inputs;
+    auto exec = prepare(**device, c, inputs);
+    if (!exec)
+      return failWith(exec.takeError());
+    if (llvm::Error e = (*exec)->poison())
+      return failWith(std::move(e));
+    if (llvm::Error e = (*exec)->run())
+      return failWith(std::move(e));
+    std::vector<HostTensor> outputs;
+    for (const std::string &name : c.manifest.outputs) {
+      llvm::Expected<HostTensor> out = (*exec)->getOutput(name);
+      if (!out)
+        return failWith(out.takeError());
+      outputs.push_back(std::move(*out));
+    }
+    llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", c.name,
+                                c.manifest.kernels.size(),
+                                c.manifest.kernels.size() == 1 ? "" : "s",
+                                (*device)->name());
+    if (!check)
+      continue;
+    llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(g, inputs);
+    if (!ref)
+      return fail(kInternalError, "reference interpreter: " +
+                                      llvm::toString(ref.takeError()));
+    for (auto [name, out, r] : llvm::zip(c.manifest.outputs, outputs, *ref)) {
+      Comparison cmp = compare(out, r);
+      bool ok = cmp.passed(tolerance);
+      allPassed &= ok;
+      llvm::outs() << fmt::format(
+          "  {}: max rel err {:.3e} (l2 {:.3e}, max |ref| {:.3e}, "
+          "non-finite {}) {} (tol {:.0e})\n",
+          name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
+          ok ? "ok" : "MISMATCH", tolerance.getValue());
+    }
+  }
+  if (!allPassed)
+    return fail(kUserError, "outputs differ from the fp64 reference");
+  return kSuccess;
+}
+
+//===----------------------------------------------------------------------===//
+// mtc bench
+//===----------------------------------------------------------------------===//
+
+int benchMain() {
+  Input in;
+  if (std::optional<int> rc = in.load(inputFile))
+    return *rc;
+  std::vector<CompiledGraph> compiled;
+  if (std::optional<int> rc = compileAll(in, compiled))
+    return *rc;
+  llvm::Expected<std::unique_ptr<Device>> device = Device::open();
+  if (!device)
+    return failWith(device.takeError());
+  llvm::Expected<double> ceiling = measureReadBandwidth(**device);
+  if (!ceiling)
+    return failWith(ceiling.takeError());
+  double ceilingGBs = *ceiling / 1e9;
+
+  llvm::json::Array graphs;
+  if (!jsonOutput)
+    llvm::outs() << fmt::format("{}, driver {}, streaming-read ceiling "
+                                "{:.0f} GB/s (measured now)\n",
+                                (*device)->name(),
+                                (*device)->driverVersionString(), ceilingGBs);
+  for (const CompiledGraph &c : compiled) {
+    std::vector<HostTensor> inputs;
+    auto exec = prepare(**device, c, inputs);
+    if (!exec)
+      return failWith(exec.takeError());
+    if (!jsonOutput)
+      llvm::outs() << fmt::format("{}\n  {:<22} {:<32} {:>9} {:>8} {:>7} "
+                                  "{:>8}\n",
+                                  c.name, "kernel", "schedule", "median us",
+                                  "GB/s", "% ceil", "TFLOP/s");
+    llvm::json::Array kernels;
+    for (auto [k, info] : llvm::enumerate(c.manifest.kernels)) {
+      TimingOptions opts;
+      opts.kernel = k;
+      opts.replays = replays;
+      llvm::Expected<Timing> t = (*exec)->time(opts);
+      if (!t)
+        return failWith(t.takeError());
+      double us = t->medianMicros;
+      double gbs = info.minBytes / (us * 1e-6) / 1e9;
+      double tflops = info.flops / (us * 1e-6) / 1e12;
+      const FunctionAttributes &attrs = (*exec)->kernelAttributes(k);
+      if (!jsonOutput)
+        llvm::outs() << fmt::format(
+            "  {:<22} {:<32} {:>9.2f} {:>8.0f} {:>7.1f} {:>8.2f}\n",
+            info.name, info.schedule, us, gbs, 100 * gbs / ceilingGBs,
+            tflops);
+      kernels.push_back(llvm::json::Object{
+          {"name", info.name},
+          {"nodes", llvm::json::Array(info.nodes)},
+          {"schedule", info.schedule},
+          {"median_us", us},
+          {"min_us", t->minMicros},
+          {"max_us", t->maxMicros},
+          {"bytes", info.minBytes},
+          {"flops", info.flops},
+          {"gbs", gbs},
+          {"pct_of_read_ceiling", 100 * gbs / ceilingGBs},
+          {"tflops", tflops},
+          {"registers", attrs.registers},
+          {"local_bytes", attrs.localBytes},
+          {"rotated_copies", t->copies},
+          {"footprint_bytes", t->footprintBytes}});
+    }
+    TimingOptions whole;
+    whole.replays = replays;
+    llvm::Expected<Timing> t = (*exec)->time(whole);
+    if (!t)
+      return failWith(t.takeError());
+    if (!jsonOutput)
+      llvm::outs() << fmt::format("  {:<55} {:>9.2f}\n", "whole graph",
+                                  t->medianMicros);
+    graphs.push_back(llvm::json::Object{{"graph", c.name},
+                                        {"kernels", std::move(kernels)},
+                                        {"graph_median_us", t->medianMicros}});
+  }
+  if (jsonOutput)
+    llvm::outs() << llvm::formatv(
+                        "{0:2}",
+                        llvm::json::Value(llvm::json::Object{
+                            {"device", (*device)->name()},
+                            {"driver", (*device)->driverVersionString()},
+                            {"read_ceiling_gbs", ceilingGBs},
+                            {"graphs", std::move(graphs)}}))
+                 << "\n";
+  return kSuccess;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "mtc " << MTC_VERSION << " (LLVM/MLIR " << MTC_LLVM_VERSION_STRING
+       << ")\n";
+  });
+  cl::HideUnrelatedOptions({});
+  cl::ParseCommandLineOptions(argc, argv,
+                              "mtc: graph files to fused GPU kernels\n");
+  if (compileCmd)
+    return compileMain();
+  if (runCmd)
+    return runMain();
+  if (benchCmd)
+    return benchMain();
+  llvm::errs() << "mtc: error: expected a command: compile, run (see mtc "
+                  "--help)\n";
+  return kUserError;
+}
