@@ -209,7 +209,13 @@ LogicalResult FuncOp::verify() {
     if (!tensor || !tensor.hasStaticShape() || !dtypeOf(tensor.getElementType()))
       return emitOpError("result #")
              << i << " must be a statically shaped tensor, got " << type;
+    if (failed(verifyTensorLimits(*this, "result #" + std::to_string(i),
+                                  type)))
+      return failure();
   }
+  for (auto [i, type] : llvm::enumerate(inputs))
+    if (failed(verifyTensorLimits(*this, "input #" + std::to_string(i), type)))
+      return failure();
   return success();
 }
 
@@ -218,8 +224,10 @@ LogicalResult ReturnOp::verify() {
   ArrayRef<Type> results = func.getFunctionType().getResults();
   if (getNumOperands() != results.size())
     return emitOpError("returns ")
-           << getNumOperands() << " values but the graph declares "
-           << results.size() << " outputs";
+           << getNumOperands()
+           << (getNumOperands() == 1 ? " value" : " values")
+           << " but the graph declares " << results.size()
+           << (results.size() == 1 ? " output" : " outputs");
   for (auto [i, v] : llvm::enumerate(getOperands()))
     if (v.getType() != results[i])
       return emitOpError("output #")
@@ -319,8 +327,9 @@ static LogicalResult inferBinary(StringRef op, std::optional<Location> loc,
   Shape shape;
   if (failed(collectOperands(loc, operands, op, ops)))
     return failure();
-  if (!checkSameFloatTypes(op, ops.dtypes[0], ops.dtypes[1], err) ||
-      !broadcastShapes(ops.types[0].getShape(), ops.types[1].getShape(), shape,
+  if (!checkSameFloatTypes(op, ops.dtypes[0], ops.dtypes[1], err))
+    return fail(loc, err);
+  if (!broadcastShapes(ops.types[0].getShape(), ops.types[1].getShape(), shape,
                        err))
     return fail(loc, (op + ": " + err).str());
   inferred.push_back(
@@ -368,13 +377,28 @@ MTC_UNARY_INFER(SiluOp, "silu")
 // ConvertOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConvertOp::verify() {
-  auto in = cast<RankedTensorType>(getInput().getType());
-  auto out = cast<RankedTensorType>(getType());
-  if (in.getShape() != out.getShape())
-    return emitOpError("changes the shape from ")
-           << formatShape(in.getShape()) << " to "
-           << formatShape(out.getShape()) << "; convert keeps the shape";
+LogicalResult mtc::graph::verifyTensorLimits(Operation *op, StringRef what,
+                                             Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return success(); // the type constraints report these
+  std::string err;
+  if (!checkShape(tensor.getShape(), err))
+    return op->emitOpError() << what << ": " << err;
+  return success();
+}
+
+LogicalResult mtc::graph::verifyNode(Operation *op) {
+  if (failed(verifyTensorLimits(op, "result", op->getResult(0).getType())))
+    return failure();
+  if (auto cvt = dyn_cast<ConvertOp>(op)) {
+    auto in = cast<RankedTensorType>(cvt.getInput().getType());
+    auto out = cast<RankedTensorType>(cvt.getType());
+    if (in.getShape() != out.getShape())
+      return cvt.emitOpError("changes the shape from ")
+             << formatShape(in.getShape()) << " to "
+             << formatShape(out.getShape()) << "; convert keeps the shape";
+  }
   return success();
 }
 

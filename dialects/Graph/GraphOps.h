@@ -33,6 +33,12 @@ mlir::ParseResult parseNode(mlir::OpAsmParser &parser,
                             llvm::StringRef opName);
 void printNode(mlir::OpAsmPrinter &p, mlir::Operation *op);
 void setNodeResultName(mlir::Operation *op, mlir::OpAsmSetValueNameFn fn);
+/// Checks shared by every node: the result obeys checkShape (positive dims,
+/// at most 2^40 elements); a convert keeps the shape.
+llvm::LogicalResult verifyNode(mlir::Operation *op);
+/// checkShape on a tensor type, reported on `op`.
+llvm::LogicalResult verifyTensorLimits(mlir::Operation *op, llvm::StringRef what,
+                                       mlir::Type type);
 } // namespace mtc::graph
 
 #define GET_OP_CLASSES

@@ -110,7 +110,9 @@ class Graph_NodeOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>])> {
   let results = (outs Graph_Tensor:$result);
   let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
   let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyNode(*this); }
     ::mlir::ParseResult $cppClass::parse(::mlir::OpAsmParser &parser,
                                          ::mlir::OperationState &result) {
       return parseNode(parser, result, getOperationName());
@@ -139,7 +141,6 @@ def Graph_ConvertOp : Graph_NodeOp<"convert"> {
     ```
   }];
   let arguments = (ins Graph_Tensor:$input);
-  let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }

@@ -79,7 +79,7 @@ static LogicalResult verifyTensor(Operation *op, StringRef what, Type t) {
                              << " must be a statically shaped tensor (rank >= "
                                 "1) of i8, f16, bf16 or f32, got "
                              << t;
-  return success();
+  return graph::verifyTensorLimits(op, what, t);
 }
 
 /// Checks a scalar region: argument types, the yielded type, allowed ops.
@@ -88,8 +88,10 @@ static LogicalResult verifyScalarRegion(Operation *op, StringRef what,
                                         Type yieldType) {
   Block &block = region.front();
   if (block.getNumArguments() != argTypes.size())
-    return op->emitOpError() << what << " takes " << block.getNumArguments()
-                             << " arguments, expected " << argTypes.size();
+    return op->emitOpError()
+           << what << " takes " << block.getNumArguments()
+           << (block.getNumArguments() == 1 ? " argument" : " arguments")
+           << ", expected " << argTypes.size();
   for (auto [i, arg] : llvm::enumerate(block.getArguments()))
     if (arg.getType() != argTypes[i])
       return op->emitOpError()

@@ -251,27 +251,33 @@ int compileMain() {
     if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
       return fail(kInternalError,
                   "cannot create '" + dumpDir + "': " + ec.message());
+  std::vector<std::pair<std::string, std::string>> files; // path, contents
+  auto file = [&](StringRef dir, const std::string &name, std::string text) {
+    SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    files.push_back({p.str().str(), std::move(text)});
+  };
   for (const CompiledGraph &c : compiled) {
-    SmallString<256> ptxPath(outDir.getValue()), jsonPath(outDir.getValue());
-    llvm::sys::path::append(ptxPath, c.name + ".ptx");
-    llvm::sys::path::append(jsonPath, c.name + ".json");
     std::string json = llvm::formatv("{0:2}", c.manifest.toJSON()).str() + "\n";
-    if (llvm::Error e = writeFileAtomically(ptxPath, c.ptx))
+    file(outDir, c.name + ".ptx", c.ptx);
+    file(outDir, c.name + ".json", json);
+    if (dumpDir.empty())
+      continue;
+    for (const Stage &s : c.stages)
+      file(dumpDir, c.name + "." + s.suffix, s.text);
+    file(dumpDir, c.name + ".json", json);
+  }
+  for (auto [i, f] : llvm::enumerate(files)) {
+    if (llvm::Error e = writeFileAtomically(f.first, f.second)) {
+      // All or nothing: take back what this run already wrote.
+      for (size_t j = 0; j < i; ++j)
+        llvm::sys::fs::remove(files[j].first);
       return failWith(std::move(e));
-    if (llvm::Error e = writeFileAtomically(jsonPath, json))
-      return failWith(std::move(e));
-    if (!dumpDir.empty()) {
-      for (const Stage &s : c.stages) {
-        SmallString<256> p(dumpDir.getValue());
-        llvm::sys::path::append(p, c.name + "." + s.suffix);
-        if (llvm::Error e = writeFileAtomically(p, s.text))
-          return failWith(std::move(e));
-      }
-      SmallString<256> p(dumpDir.getValue());
-      llvm::sys::path::append(p, c.name + ".json");
-      if (llvm::Error e = writeFileAtomically(p, json))
-        return failWith(std::move(e));
     }
+  }
+  for (const CompiledGraph &c : compiled) {
+    SmallString<256> ptxPath(outDir.getValue());
+    llvm::sys::path::append(ptxPath, c.name + ".ptx");
     llvm::outs() << fmt::format("{}: {} kernel{} -> {}{}\n", c.name,
                                 c.manifest.kernels.size(),
                                 c.manifest.kernels.size() == 1 ? "" : "s",

@@ -1,14 +1,5 @@
 // RUN: %mtc-opt %s -split-input-file -verify-diagnostics
 
-// XFAIL: *
-// Bug: inferBinary (dialects/Graph/GraphOps.cpp) prefixes "<op>: " to every
-// error, but checkSameFloatTypes / checkFloatType (ShapeRules.cpp) already
-// start their messages with it, so the verifier says
-//   "add: add: element types differ (f32 vs bf16); insert a convert"
-// instead of the text docs/graph-format.md gives and the front end prints,
-//   "add: element types differ (f32 vs bf16); insert a convert".
-// Only the broadcast message (which has no prefix of its own) needs it.
-// The messages are anchored ({{^}}...{{$}}): expected-error matches substrings.
 
 graph.func @add_dtype_mismatch(%a: tensor<4xf32>, %b: tensor<4xbf16>) -> tensor<4xf32> {
   // expected-error-re @+2 {{{{^}}add: element types differ (f32 vs bf16); insert a convert{{$}}}}

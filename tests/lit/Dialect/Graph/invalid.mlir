@@ -166,7 +166,7 @@ graph.func @linear_result_dtype(%x: tensor<1x8xbf16>, %w: tensor<4x8xbf16>) -> t
 // -----
 
 graph.func @return_count(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
-  // expected-error @+1 {{'graph.return' op returns 1 values but the graph declares 2 outputs}}
+  // expected-error @+1 {{'graph.return' op returns 1 value but the graph declares 2 outputs}}
   graph.return %a : tensor<4xf32>
 }
 
@@ -235,5 +235,15 @@ graph.func @dynamic_result(%b: tensor<4xf32>) -> tensor<?xf32> {
 graph.func @node_result_f64(%a: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'graph.convert' op result #0 must be statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, but got 'tensor<4xf64>'}}
   %y = graph.convert %a : tensor<4xf32> -> tensor<4xf64>
+  graph.return %a : tensor<4xf32>
+}
+
+// -----
+
+// Operand types are checked by the op definition before type inference.
+graph.func @node_operand_f64(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %x = builtin.unrealized_conversion_cast %a : tensor<4xf32> to tensor<4xf64>
+  // expected-error @+1 {{'graph.relu' op operand #0 must be statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, but got 'tensor<4xf64>'}}
+  %r = graph.relu %x : tensor<4xf64> -> tensor<4xf32>
   graph.return %a : tensor<4xf32>
 }

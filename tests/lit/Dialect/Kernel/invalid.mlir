@@ -340,7 +340,7 @@ graph.func @epilogue_input_f64(%x: tensor<1x64xf32>, %w: tensor<8x64xf32>, %s32:
 // -----
 
 graph.func @body_arg_count(%x: tensor<1x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x8xf32> {
-  // expected-error @+1 {{'kernel.contract' op body takes 1 arguments, expected 2}}
+  // expected-error @+1 {{'kernel.contract' op body takes 1 argument, expected 2}}
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"]}
       : tensor<1x64xf32>, tensor<8x64xf32> -> tensor<1x8xf32>
   body {
@@ -574,7 +574,7 @@ graph.func @epilogue_input_type(%x: tensor<1x64xbf16>, %w: tensor<8x64xbf16>, %s
 // -----
 
 graph.func @epilogue_arg_count(%x: tensor<1x64xbf16>, %w: tensor<8x64xbf16>, %s: tensor<8xbf16>) -> tensor<1x8xbf16> {
-  // expected-error @+1 {{'kernel.contract' op epilogue takes 1 arguments, expected 2}}
+  // expected-error @+1 {{'kernel.contract' op epilogue takes 1 argument, expected 2}}
   %0 = kernel.contract %x, %w epilogue(%s : tensor<8xbf16>)
       {epilogue_maps = [affine_map<(d0, d1) -> (d1)>], nodes = ["y"]}
       : tensor<1x64xbf16>, tensor<8x64xbf16> -> tensor<1x8xbf16>
