@@ -12,6 +12,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -195,7 +197,9 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
 // Stages and dumps
 //===----------------------------------------------------------------------===//
 
-static std::string printModule(ModuleOp module) {
+static std::string printModule(ModuleOp module, bool keep = true) {
+  if (!keep)
+    return "";
   std::string s;
   llvm::raw_string_ostream os(s);
   module->print(os);
@@ -289,7 +293,7 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
   {
     OwningOpRef<ModuleOp> g = ModuleOp::create(func.getLoc());
     g->push_back(func.clone());
-    graphText = printModule(*g);
+    graphText = printModule(*g, options.keepStages);
   }
 
   llvm::Expected<OwningOpRef<ModuleOp>> kernels = buildKernels(func, options);
@@ -305,7 +309,7 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
       {"2-kernel.mlir",
        header(m, func, "//",
               "kernel (canonicalize, mtc-fuse, mtc-assign-schedules)") +
-           printModule(*module)});
+           printModule(*module, options.keepStages)});
 
   PassManager nvvm(ctx);
   PipelineOptions pipeline;
@@ -317,7 +321,7 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
   out.stages.push_back(
       {"3-nvvm.mlir",
        header(m, func, "//", "gpu (mtc-lower-to-nvvm, canonicalize, cse)") +
-           printModule(*module)});
+           printModule(*module, options.keepStages)});
 
   PassManager llvmPm(ctx);
   buildLLVMPipeline(llvmPm);
@@ -326,7 +330,7 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
                          out.name + "'");
   out.stages.push_back(
       {"4-llvm.mlir", header(m, func, "//", "llvm dialect (mtc-lower-to-llvm)") +
-                          printModule(*module)});
+                          printModule(*module, options.keepStages)});
 
   llvm::Expected<PtxResult> ptx = emitPtx(*module, options.arch);
   if (!ptx)
@@ -348,6 +352,10 @@ llvm::Error writeFileAtomically(StringRef path, StringRef contents) {
           path + ".tmp-%%%%%%", fd, tmp))
     return llvm::createStringError(ec, "cannot write '%s': %s",
                                    path.str().c_str(), ec.message().c_str());
+  // Ctrl-C between here and the rename must not leave the temporary behind.
+  llvm::sys::RemoveFileOnSignal(tmp);
+  auto forget = llvm::make_scope_exit(
+      [&] { llvm::sys::DontRemoveFileOnSignal(tmp); });
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << contents;

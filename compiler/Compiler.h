@@ -33,6 +33,9 @@ struct CompileOptions {
   std::map<unsigned, kernel::ScheduleParams> schedules;
   /// Measured times of tuned kernels (µs), for the manifest and dumps.
   std::map<unsigned, double> tunedMicros;
+  /// Keep the text of every stage (for --dump-dir and --emit); the tuner's
+  /// probes turn it off.
+  bool keepStages = true;
 };
 
 struct Stage {

@@ -155,12 +155,8 @@ cu::CUresult CudaDriver::elapsedTime(float *ms, cu::CUevent start,
 // Device
 //===----------------------------------------------------------------------===//
 
-Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
-  Expected<const CudaDriver &> drvOr = CudaDriver::get();
-  if (!drvOr)
-    return drvOr.takeError();
-  const CudaDriver &drv = *drvOr;
-
+/// cuInit and a check that device `ordinal` exists.
+static Error initDriver(const CudaDriver &drv, int ordinal) {
   cu::CUresult r = drv.cuInit(0);
   if (r == cu::CUDA_ERROR_NO_DEVICE)
     return withContext(drv.check(r, "cuInit"), "no CUDA device found");
@@ -176,6 +172,52 @@ Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
     return runtimeError(
         fmt::format("there is no CUDA device {} ({} found)", ordinal, count),
         cu::CUDA_ERROR_INVALID_DEVICE);
+  return Error::success();
+}
+
+Expected<DeviceIdentity> identifyDevice(int ordinal) {
+  Expected<const CudaDriver &> drvOr = CudaDriver::get();
+  if (!drvOr)
+    return drvOr.takeError();
+  const CudaDriver &drv = *drvOr;
+  if (Error e = initDriver(drv, ordinal))
+    return std::move(e);
+  cu::CUdevice dev;
+  if (Error e = drv.check(drv.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
+    return std::move(e);
+  DeviceIdentity id;
+  int version = 0;
+  if (Error e = drv.check(drv.cuDriverGetVersion(&version),
+                          "cuDriverGetVersion"))
+    return std::move(e);
+  id.driver = fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+  char name[256] = {0};
+  if (Error e = drv.check(drv.cuDeviceGetName(name, sizeof(name) - 1, dev),
+                          "cuDeviceGetName"))
+    return std::move(e);
+  id.name = name;
+  int major = 0, minor = 0;
+  if (Error e = drv.check(
+          drv.cuDeviceGetAttribute(
+              &major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
+          "cuDeviceGetAttribute"))
+    return std::move(e);
+  if (Error e = drv.check(
+          drv.cuDeviceGetAttribute(
+              &minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
+          "cuDeviceGetAttribute"))
+    return std::move(e);
+  id.computeCapability = fmt::format("{}.{}", major, minor);
+  return id;
+}
+
+Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
+  Expected<const CudaDriver &> drvOr = CudaDriver::get();
+  if (!drvOr)
+    return drvOr.takeError();
+  const CudaDriver &drv = *drvOr;
+  if (Error e = initDriver(drv, ordinal))
+    return std::move(e);
 
   std::unique_ptr<Device> d(new Device(drv));
   d->ord = ordinal;

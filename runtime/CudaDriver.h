@@ -240,6 +240,15 @@ struct CudaDriver {
   cu::CUresult elapsedTime(float *ms, cu::CUevent start, cu::CUevent end) const;
 };
 
+/// What identifies a GPU for the tuning cache, found without creating a
+/// context (cheap enough for a cached re-run).
+struct DeviceIdentity {
+  std::string name;              // "NVIDIA H200"
+  std::string computeCapability; // "9.0"
+  std::string driver;            // "13.0"
+};
+llvm::Expected<DeviceIdentity> identifyDevice(int ordinal = 0);
+
 /// A GPU: the driver, the device's primary context (made current on the
 /// calling thread) and a stream that everything mtc launches goes to. The
 /// stream is a blocking one, so the driver's synchronous copies and memsets

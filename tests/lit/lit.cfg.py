@@ -24,6 +24,12 @@ config.substitutions.append(("%mtc-opt", os.path.join(config.mtc_tools_dir, "mtc
 config.substitutions.append(("%mtc", os.path.join(config.mtc_tools_dir, "mtc")))
 config.substitutions.append(("%examples", os.path.join(config.mtc_src_root, "examples")))
 
+# The fake CUDA driver of the runtime's unit tests: lets the tuner and the
+# cache be tested end to end on machines without a GPU.
+if os.path.exists(config.fakecuda):
+    config.available_features.add("fakecuda")
+    config.substitutions.append(("%fakecuda", config.fakecuda))
+
 # PTX checks that need NVIDIA's assembler run where the CUDA toolkit is.
 if config.ptxas and os.path.exists(config.ptxas):
     config.available_features.add("ptxas")

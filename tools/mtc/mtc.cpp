@@ -9,6 +9,7 @@
 // memory, a JIT or internal error), with a message saying which.
 //
 //===----------------------------------------------------------------------===//
+#include "compiler/Autotune.h"
 #include "compiler/Compiler.h"
 #include "compiler/Input.h"
 #include "compiler/Ptx.h"
@@ -43,13 +44,17 @@ enum ExitCode : int { kSuccess = 0, kUserError = 1, kInternalError = 2 };
 cl::SubCommand compileCmd("compile",
                           "Compile graph files to PTX and kernel manifests");
 cl::SubCommand runCmd("run", "Compile and run graphs on the GPU");
+cl::SubCommand tuneCmd("tune",
+                       "Autotune every kernel's schedule on the GPU "
+                       "(coordinate descent; results cached)");
 cl::SubCommand benchCmd("bench",
                         "Time every kernel on the GPU with cold L2 and compare "
                         "with the streaming-read ceiling");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<graph file>"),
                                cl::Required, cl::sub(compileCmd),
-                               cl::sub(runCmd), cl::sub(benchCmd));
+                               cl::sub(runCmd), cl::sub(benchCmd),
+                               cl::sub(tuneCmd));
 cl::opt<std::string> outDir("o", cl::desc("Output folder (default mtc-out)"),
                             cl::value_desc("dir"), cl::init("mtc-out"),
                             cl::sub(compileCmd));
@@ -66,19 +71,19 @@ cl::opt<std::string>
 cl::opt<std::string> arch("arch", cl::desc("GPU architecture (sm_80, sm_89, "
                                            "sm_90)"),
                           cl::init("sm_90"), cl::sub(compileCmd),
-                          cl::sub(runCmd), cl::sub(benchCmd));
+                          cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::list<std::string> graphNames("graph",
                                  cl::desc("Only this graph (repeatable)"),
                                  cl::value_desc("name"), cl::sub(compileCmd),
-                                 cl::sub(runCmd), cl::sub(benchCmd));
+                                 cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::list<std::string> binds("bind",
                             cl::desc("Value of a symbolic dimension: M=4"),
                             cl::value_desc("NAME=N"), cl::CommaSeparated,
-                            cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+                            cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<bool> noFastDequant(
     "no-fast-dequant",
     cl::desc("Convert int8 with cvt instructions instead of byte permutes"),
-    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::list<std::string> scheduleFlags(
     "schedule",
     cl::desc("Use this schedule for kernel K instead of the heuristic one, "
@@ -89,9 +94,29 @@ cl::opt<bool> check("check",
                              "interpreter"),
                     cl::sub(runCmd));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of the random inputs"),
-                       cl::init(0), cl::sub(runCmd), cl::sub(benchCmd));
+                       cl::init(0), cl::sub(runCmd), cl::sub(benchCmd),
+                       cl::sub(tuneCmd));
 cl::opt<bool> jsonOutput("json", cl::desc("Print the results as JSON"),
-                         cl::sub(benchCmd));
+                         cl::sub(benchCmd), cl::sub(tuneCmd));
+cl::opt<bool> tuneFlag("tune",
+                       cl::desc("Use autotuned schedules: from the cache, or "
+                                "tuned now on the GPU"),
+                       cl::sub(compileCmd), cl::sub(runCmd),
+                       cl::sub(benchCmd));
+cl::opt<bool> forceTune("force",
+                        cl::desc("Tune again even where the cache has a "
+                                 "result"),
+                        cl::sub(tuneCmd));
+cl::opt<bool> verbose("verbose",
+                      cl::desc("Print every probe of the search"),
+                      cl::sub(tuneCmd), cl::sub(compileCmd), cl::sub(runCmd),
+                      cl::sub(benchCmd));
+cl::opt<std::string> cacheDir(
+    "cache-dir",
+    cl::desc("Tuning cache folder (default $MTC_CACHE_DIR, else "
+             "~/.cache/mtc)"),
+    cl::value_desc("dir"), cl::sub(tuneCmd), cl::sub(compileCmd),
+    cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<unsigned> replays("replays", cl::desc("Timed CUDA-graph replays"),
                           cl::init(15), cl::sub(benchCmd));
 cl::opt<double> tolerance("tol",
@@ -185,6 +210,34 @@ struct Input {
   }
   std::map<unsigned, kernel::ScheduleParams> schedules;
 
+  LazyDevice device;
+
+  AutotuneOptions autotuneOptions() const {
+    AutotuneOptions a;
+    a.force = forceTune;
+    a.verbose = verbose;
+    a.cacheDir = cacheDir;
+    a.seed = seed;
+    return a;
+  }
+
+  /// Options for compiling `g`: --schedule flags, and with --tune (or for
+  /// `mtc tune`) the autotuned schedules.
+  llvm::Expected<CompileOptions> optionsFor(graph::FuncOp g, bool tune,
+                                            std::vector<KernelTuning> *out =
+                                                nullptr) {
+    CompileOptions o = compileOptions();
+    if (!tune)
+      return o;
+    llvm::Expected<std::vector<KernelTuning>> t =
+        autotune(g, o, device, autotuneOptions(), llvm::errs());
+    if (!t)
+      return t.takeError();
+    if (out)
+      *out = std::move(*t);
+    return o;
+  }
+
   CompileOptions compileOptions() const {
     CompileOptions o;
     o.schedules = schedules;
@@ -226,7 +279,10 @@ int compileMain() {
 
   std::vector<CompiledGraph> compiled;
   for (graph::FuncOp g : in.graphs) {
-    llvm::Expected<CompiledGraph> c = compileGraph(g, in.compileOptions());
+    llvm::Expected<CompileOptions> o = in.optionsFor(g, tuneFlag);
+    if (!o)
+      return failWith(o.takeError());
+    llvm::Expected<CompiledGraph> c = compileGraph(g, *o);
     if (!c)
       return failWith(c.takeError());
     compiled.push_back(std::move(*c));
@@ -296,7 +352,10 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
   for (graph::FuncOp g : in.graphs) {
-    llvm::Expected<CompiledGraph> c = compileGraph(g, in.compileOptions());
+    llvm::Expected<CompileOptions> o = in.optionsFor(g, tuneFlag);
+    if (!o)
+      return failWith(o.takeError());
+    llvm::Expected<CompiledGraph> c = compileGraph(g, *o);
     if (!c)
       return failWith(c.takeError());
     out.push_back(std::move(*c));
@@ -328,14 +387,14 @@ int runMain() {
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
-  llvm::Expected<std::unique_ptr<Device>> device = Device::open();
+  llvm::Expected<Device &> device = in.device.get();
   if (!device)
     return failWith(device.takeError());
 
   bool allPassed = true;
   for (auto [g, c] : llvm::zip(in.graphs, compiled)) {
     std::vector<HostTensor> inputs;
-    auto exec = prepare(**device, c, inputs);
+    auto exec = prepare(*device, c, inputs);
     if (!exec)
       return failWith(exec.takeError());
     if (llvm::Error e = (*exec)->poison())
@@ -352,7 +411,7 @@ int runMain() {
     llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", c.name,
                                 c.manifest.kernels.size(),
                                 c.manifest.kernels.size() == 1 ? "" : "s",
-                                (*device)->name());
+                                device->name());
     if (!check)
       continue;
     llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(g, inputs);
@@ -386,23 +445,31 @@ int benchMain() {
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
-  llvm::Expected<std::unique_ptr<Device>> device = Device::open();
+  llvm::Expected<Device &> device = in.device.get();
   if (!device)
     return failWith(device.takeError());
-  llvm::Expected<double> ceiling = measureReadBandwidth(**device);
+  llvm::Expected<double> ceiling = measureReadBandwidth(*device);
   if (!ceiling)
     return failWith(ceiling.takeError());
   double ceilingGBs = *ceiling / 1e9;
+  // The same read kernel over 4 KiB: the harness's floor for any kernel
+  // (launch gap in a CUDA graph plus one full grid doing almost nothing).
+  llvm::Expected<double> tiny = measureReadBandwidth(*device, 4096);
+  if (!tiny)
+    return failWith(tiny.takeError());
+  double launchFloorUs = 4096 / *tiny * 1e6;
 
   llvm::json::Array graphs;
   if (!jsonOutput)
     llvm::outs() << fmt::format("{}, driver {}, streaming-read ceiling "
-                                "{:.0f} GB/s (measured now)\n",
-                                (*device)->name(),
-                                (*device)->driverVersionString(), ceilingGBs);
+                                "{:.0f} GB/s, launch floor {:.2f} us "
+                                "(measured now)\n",
+                                device->name(),
+                                device->driverVersionString(), ceilingGBs,
+                                launchFloorUs);
   for (const CompiledGraph &c : compiled) {
     std::vector<HostTensor> inputs;
-    auto exec = prepare(**device, c, inputs);
+    auto exec = prepare(*device, c, inputs);
     if (!exec)
       return failWith(exec.takeError());
     if (!jsonOutput)
@@ -460,10 +527,59 @@ int benchMain() {
     llvm::outs() << llvm::formatv(
                         "{0:2}",
                         llvm::json::Value(llvm::json::Object{
-                            {"device", (*device)->name()},
-                            {"driver", (*device)->driverVersionString()},
+                            {"device", device->name()},
+                            {"driver", device->driverVersionString()},
                             {"read_ceiling_gbs", ceilingGBs},
+                            {"launch_floor_us", launchFloorUs},
                             {"graphs", std::move(graphs)}}))
+                 << "\n";
+  return kSuccess;
+}
+
+//===----------------------------------------------------------------------===//
+// mtc tune
+//===----------------------------------------------------------------------===//
+
+int tuneMain() {
+  Input in;
+  if (std::optional<int> rc = in.load(inputFile))
+    return *rc;
+  if (!isSupportedArch(arch))
+    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
+                                kSupportedArchs + ")");
+  llvm::json::Array graphs;
+  for (graph::FuncOp g : in.graphs) {
+    std::vector<KernelTuning> tuned;
+    llvm::Expected<CompileOptions> o = in.optionsFor(g, true, &tuned);
+    if (!o)
+      return failWith(o.takeError());
+    llvm::json::Array kernels;
+    for (const KernelTuning &k : tuned) {
+      double speedup = k.micros > 0 ? k.heuristicMicros / k.micros : 0;
+      if (!jsonOutput)
+        llvm::outs() << fmt::format(
+            "{}: {} {:.2f} us (heuristic {} {:.2f} us, {:.2f}x), {} probes, "
+            "{:.1f} s{}\n",
+            k.name, k.schedule.str(), k.micros, k.heuristic.str(),
+            k.heuristicMicros, speedup, k.probes, k.seconds,
+            k.fromCache ? ", cached" : "");
+      kernels.push_back(llvm::json::Object{
+          {"name", k.name},
+          {"schedule", k.schedule.str()},
+          {"us", k.micros},
+          {"heuristic", k.heuristic.str()},
+          {"heuristic_us", k.heuristicMicros},
+          {"probes", int64_t(k.probes)},
+          {"tune_seconds", k.seconds},
+          {"from_cache", k.fromCache}});
+    }
+    graphs.push_back(llvm::json::Object{{"graph", g.getSymName().str()},
+                                        {"kernels", std::move(kernels)}});
+  }
+  if (jsonOutput)
+    llvm::outs() << llvm::formatv("{0:2}",
+                                  llvm::json::Value(llvm::json::Object{
+                                      {"graphs", std::move(graphs)}}))
                  << "\n";
   return kSuccess;
 }
@@ -485,7 +601,9 @@ int main(int argc, char **argv) {
     return runMain();
   if (benchCmd)
     return benchMain();
-  llvm::errs() << "mtc: error: expected a command: compile, run (see mtc "
-                  "--help)\n";
+  if (tuneCmd)
+    return tuneMain();
+  llvm::errs() << "mtc: error: expected a command: compile, run, tune, bench "
+                  "(see mtc --help)\n";
   return kUserError;
 }

@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""mtc side by side with PyTorch on the weight-only int8 linear suite.
+
+    y = (x @ convert(W_int8, bf16)^T) * scales,  x bf16 [M, K], W int8 [N, K]
+
+Systems, all timed the same way in the same run:
+  mtc           mtc's kernels (tuned with `mtc tune` where asked), timed by
+                `mtc bench`
+  eager         F.linear(x, w.to(x.dtype)) * s
+  cublas_bf16   F.linear(x, w_bf16) * s with bf16 weights (cuBLAS)
+  inductor      torch.compile, default mode
+  inductor_cd   torch.compile with coordinate_descent_tuning
+  max_autotune  torch.compile(mode="max-autotune-no-cudagraphs")
+
+Timing (ANCHORS.md's method): a CUDA graph of `calls` calls cycling through
+enough input copies that together they exceed 4x L2, replayed `replays`
+times; the median per-call time. mtc bench does the same with its own
+CUDA-graph harness. Every PyTorch output is checked against an fp64
+reference (max |out - ref| / max |ref| <= 1e-2), and mtc's with
+`mtc run --check` (fp64 CPU reference). Results are written incrementally
+to OUT/results.jsonl, then OUT/results.json, OUT/results.md and OUT/plot.png.
+
+    python3 bench/compare.py --mtc build/bin/mtc --out bench/results/DATE
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHAPES = [(8192, 8192), (4096, 4096), (6144, 4096), (14336, 4096),
+          (28672, 4096), (4096, 14336), (128256, 4096)]
+SYSTEMS = ["mtc", "eager", "cublas_bf16", "inductor", "inductor_cd",
+           "max_autotune"]
+LABELS = {"mtc": "mtc", "eager": "eager", "cublas_bf16": "bf16 cuBLAS",
+          "inductor": "Inductor", "inductor_cd": "Inductor + CD",
+          "max_autotune": "Inductor max-autotune"}
+READ_BW = 4.64e12  # ANCHORS.md's floor; the measured ceiling is reported too
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def floor_us(m, n, k):
+    return (n * k + m * k * 2 + m * n * 2) / READ_BW * 1e6
+
+
+def graph_text(m, n, k):
+    return (f"graph woq_m{m}_{n}x{k}(x: bf16[{m}, {k}], w: i8[{n}, {k}], "
+            f"scales: bf16[{n}]) -> bf16[{m}, {n}] {{\n  wf = convert(w, bf16)\n"
+            f"  y = linear(x, wf)\n  out = mul(y, scales)\n  return out\n}}\n")
+
+
+class Recorder:
+    def __init__(self, out):
+        self.out = out
+        os.makedirs(out, exist_ok=True)
+        self.rows = []
+        self.meta = {}
+        self.path = os.path.join(out, "results.jsonl")
+        open(self.path, "w").close()
+
+    def add(self, **row):
+        self.rows.append(row)
+        with open(self.path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+
+    def get(self, system, m, n, k):
+        for r in self.rows:
+            if (r["system"], r["m"], r["n"], r["k"]) == (system, m, n, k):
+                return r
+        return None
+
+
+# ---------------------------------------------------------------------------
+# mtc
+# ---------------------------------------------------------------------------
+
+def run(cmd, timeout):
+    start = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p, time.time() - start
+
+
+def bench_mtc(args, rec, ms, shapes, deadline):
+    work = tempfile.mkdtemp(prefix="mtc-compare-")
+    env_cache = ["--cache-dir", args.cache_dir] if args.cache_dir else []
+    for m in ms:
+        if time.time() > deadline:
+            log(f"mtc: out of time budget before M={m}")
+            break
+        path = os.path.join(work, f"woq_m{m}.graph")
+        with open(path, "w") as f:
+            f.write("\n".join(graph_text(m, n, k) for n, k in shapes))
+        tune = m in args.tune_ms
+        flags = ["--tune"] if tune else []
+        tune_info = {}
+        if tune:
+            p, secs = run([args.mtc, "tune", path, "--json"] + env_cache, 1800)
+            if p.returncode != 0:
+                log(f"mtc tune M={m} failed: {p.stderr.strip()[-2000:]}")
+                continue
+            for g in json.loads(p.stdout)["graphs"]:
+                for kinfo in g["kernels"]:
+                    tune_info[g["graph"]] = kinfo
+            log(f"mtc tune M={m}: {secs:.1f} s")
+            # A cached re-run: compile with --tune must not probe again.
+            p2, secs2 = run([args.mtc, "compile", path, "--tune", "-o",
+                             os.path.join(work, "out")] + env_cache, 600)
+            rec.meta.setdefault("cached_compile_s", {})[str(m)] = secs2
+            rec.meta.setdefault("cached_compile_graphs", {})[str(m)] = len(shapes)
+            log(f"mtc compile --tune (cached) M={m}: {secs2:.2f} s for "
+                f"{len(shapes)} graphs")
+        p, secs = run([args.mtc, "run", path, "--check"] + flags + env_cache,
+                      1800)
+        checked = {}
+        cur = None
+        for line in p.stdout.splitlines():
+            if ": ran " in line:
+                cur = line.split(":")[0]
+            elif "max rel err" in line and cur:
+                err = float(line.split("max rel err")[1].split()[0])
+                checked[cur] = (err, line.rstrip().endswith("(tol 1e-02)")
+                                and " ok " in line)
+        if p.returncode not in (0, 1):
+            log(f"mtc run M={m} failed: {p.stderr.strip()[-2000:]}")
+        p, secs = run([args.mtc, "bench", path, "--json"] + flags + env_cache,
+                      1800)
+        if p.returncode != 0:
+            log(f"mtc bench M={m} failed: {p.stderr.strip()[-2000:]}")
+            continue
+        data = json.loads(p.stdout)
+        rec.meta["read_ceiling_gbs"] = data["read_ceiling_gbs"]
+        rec.meta["device"] = data["device"]
+        rec.meta["driver"] = data["driver"]
+        for g in data["graphs"]:
+            name = g["graph"]
+            n, k = map(int, name.split("_")[-1].split("x"))
+            kern = g["kernels"][0]
+            err, ok = checked.get(name, (float("nan"), False))
+            ti = tune_info.get(name, {})
+            rec.add(system="mtc", m=m, n=n, k=k, us=kern["median_us"],
+                    err=err, ok=ok, schedule=kern["schedule"],
+                    compile_s=ti.get("tune_seconds"),
+                    heuristic_us=ti.get("heuristic_us"),
+                    registers=kern.get("registers"))
+            log(f"  mtc M={m} {n}x{k}: {kern['median_us']:.2f} us "
+                f"[{kern['schedule']}] err {err:.2e} {'ok' if ok else 'FAIL'}")
+
+
+# ---------------------------------------------------------------------------
+# PyTorch
+# ---------------------------------------------------------------------------
+
+def bench_torch(args, rec, ms, shapes, deadline):
+    import torch
+    import torch.nn.functional as F
+
+    dev = torch.device("cuda")
+    props = torch.cuda.get_device_properties(dev)
+    l2 = getattr(props, "L2_cache_size", 60 * 2**20)
+    rec.meta["torch"] = torch.__version__
+    try:
+        import triton
+        rec.meta["triton"] = triton.__version__
+    except Exception:
+        pass
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
+
+    def woq(x, w, s):
+        return F.linear(x, w.to(x.dtype)) * s
+
+    def timed(fn, inputs, per_copy_bytes):
+        copies = max(1, math.ceil(4 * l2 / per_copy_bytes))
+        copies = min(copies, 64)
+        sets = [inputs] + [tuple(t.clone() for t in inputs)
+                           for _ in range(copies - 1)]
+        calls = max(args.calls, copies)
+        calls = int(math.ceil(calls / copies) * copies)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for st in sets:  # warm every copy (compiles, autotunes)
+                fn(*st)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            for c in range(calls):
+                fn(*sets[c % copies])
+        for _ in range(3):
+            graph.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.replays):
+            a = torch.cuda.Event(enable_timing=True)
+            b = torch.cuda.Event(enable_timing=True)
+            a.record()
+            graph.replay()
+            b.record()
+            b.synchronize()
+            times.append(a.elapsed_time(b) * 1000 / calls)
+        del graph, sets
+        return statistics.median(times)
+
+    for m in ms:
+        for n, k in shapes:
+            if time.time() > deadline:
+                log("torch: out of time budget")
+                return
+            gen = torch.Generator(device=dev).manual_seed(1000 * m + n + k)
+            x = torch.randn(m, k, device=dev, dtype=torch.bfloat16,
+                            generator=gen)
+            w = torch.randint(-128, 128, (n, k), device=dev,
+                              dtype=torch.int8, generator=gen)
+            s = (torch.rand(n, device=dev, generator=gen) + 0.5).to(
+                torch.bfloat16) / 64
+            ref = (x.double() @ w.double().T) * s.double()
+            refmax = ref.abs().max().item()
+
+            def check(out):
+                if not torch.isfinite(out).all():
+                    return float("inf")
+                return ((out.double() - ref).abs().max().item() /
+                        max(refmax, 1e-30))
+
+            variants = []
+            if "eager" in args.systems:
+                variants.append(("eager", woq, (x, w, s), n * k, 0.0))
+            if "cublas_bf16" in args.systems:
+                wb = w.to(torch.bfloat16)
+                variants.append(("cublas_bf16",
+                                 lambda x, wb, s: F.linear(x, wb) * s,
+                                 (x, wb, s), 2 * n * k, 0.0))
+            for system, mode, cd in (("inductor", "default", False),
+                                     ("inductor_cd", "default", True),
+                                     ("max_autotune",
+                                      "max-autotune-no-cudagraphs", False)):
+                if system not in args.systems:
+                    continue
+                if system == "max_autotune" and m not in args.max_autotune_ms:
+                    continue
+                if system in ("inductor", "inductor_cd") and \
+                        m not in args.inductor_ms and \
+                        (n, k) != (8192, 8192):
+                    continue
+                import torch._dynamo
+                import torch._inductor.config as icfg
+                torch._dynamo.reset()
+                icfg.coordinate_descent_tuning = cd
+                fn = torch.compile(woq, mode=mode, dynamic=False)
+                start = time.time()
+                try:
+                    out = fn(x, w, s)
+                    torch.cuda.synchronize()
+                except Exception as e:  # record, keep going
+                    log(f"  {system} M={m} {n}x{k}: compile failed: {e}")
+                    rec.add(system=system, m=m, n=n, k=k, us=None,
+                            err=None, ok=False, error=str(e)[:500])
+                    continue
+                variants.append((system, fn, (x, w, s), n * k,
+                                 time.time() - start))
+            for system, fn, inputs, wbytes, compile_s in variants:
+                try:
+                    out = fn(*inputs)
+                    torch.cuda.synchronize()
+                    err = check(out)
+                    us = timed(fn, inputs, wbytes + m * k * 2 + n * 2)
+                except Exception as e:
+                    log(f"  {system} M={m} {n}x{k}: failed: {e}")
+                    rec.add(system=system, m=m, n=n, k=k, us=None, err=None,
+                            ok=False, error=str(e)[:500])
+                    continue
+                rec.add(system=system, m=m, n=n, k=k, us=us, err=err,
+                        ok=err <= 1e-2, compile_s=compile_s)
+                log(f"  {system:<12} M={m:<3} {n}x{k}: {us:8.2f} us  err "
+                    f"{err:.2e}" + (f"  compile {compile_s:.1f} s"
+                                    if compile_s else ""))
+            torch._inductor.config.coordinate_descent_tuning = False
+            del x, w, s, ref
+            torch.cuda.empty_cache()
+
+
+# ---------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def report(args, rec, ms, shapes):
+    meta = rec.meta
+    ceiling = meta.get("read_ceiling_gbs")
+    lines = [f"# mtc vs PyTorch: weight-only int8 linear, "
+             f"{meta.get('device', '?')}", ""]
+    lines.append(f"Command: `{' '.join(sys.argv)}`  ")
+    lines.append(f"Driver {meta.get('driver', '?')}, PyTorch "
+                 f"{meta.get('torch', '?')}, Triton {meta.get('triton', '?')}. "
+                 f"mtc's streaming-read ceiling measured in this run: "
+                 f"{ceiling:.0f} GB/s." if ceiling else "")
+    lines.append("")
+    lines.append("Median µs per call over CUDA-graph replays, cold L2 "
+                 "(rotated copies > 4x L2). `floor` = bytes / 4.64 TB/s. "
+                 "`%ceil` = mtc's GB/s over the ceiling measured in this run. "
+                 "Speedup = system time / mtc time. Every output checked "
+                 "against fp64 (errors in results.json); a failed check "
+                 "shows as ✗.")
+    lines.append("")
+    systems = [s for s in SYSTEMS if s in args.systems]
+    head = ["N x K", "M", "floor"] + [LABELS[s] for s in systems] + \
+        ["mtc GB/s", "%ceil"] + [f"vs {LABELS[s]}" for s in systems[1:]] + \
+        ["mtc tune s"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for m in ms:
+        for n, k in shapes:
+            row = [f"{n}x{k}", str(m), f"{floor_us(m, n, k):.1f}"]
+            mt = rec.get("mtc", m, n, k)
+            for s in systems:
+                r = rec.get(s, m, n, k)
+                if not r or r.get("us") is None:
+                    row.append("")
+                else:
+                    row.append(f"{r['us']:.1f}" + ("" if r.get("ok") else " ✗"))
+            if mt and mt.get("us"):
+                gbs = (n * k + m * k * 2 + m * n * 2) / (mt["us"] * 1e-6) / 1e9
+                row += [f"{gbs:.0f}", f"{100 * gbs / ceiling:.0f}%"
+                        if ceiling else ""]
+            else:
+                row += ["", ""]
+            for s in systems[1:]:
+                r = rec.get(s, m, n, k)
+                if mt and mt.get("us") and r and r.get("us"):
+                    row.append(f"{r['us'] / mt['us']:.2f}x")
+                else:
+                    row.append("")
+            cs = mt.get("compile_s") if mt else None
+            row.append(f"{cs:.1f}" if cs else "")
+            lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    lines.append("Geomean speedup of mtc over each system, over the shapes "
+                 "where both ran:")
+    lines.append("")
+    for m in ms:
+        parts = []
+        for s in systems[1:]:
+            ratios = []
+            for n, k in shapes:
+                a, b = rec.get("mtc", m, n, k), rec.get(s, m, n, k)
+                if a and b and a.get("us") and b.get("us"):
+                    ratios.append(b["us"] / a["us"])
+            g = geomean(ratios)
+            if g:
+                parts.append(f"{LABELS[s]} {g:.2f}x ({len(ratios)} shapes)")
+        if parts:
+            lines.append(f"- M = {m}: " + ", ".join(parts))
+    comp = [r["compile_s"] for r in rec.rows
+            if r["system"] != "mtc" and r.get("compile_s")]
+    if comp:
+        lines.append("")
+        lines.append(f"PyTorch compile times (first call, incl. autotuning): "
+                     f"{min(comp):.1f} to {max(comp):.1f} s per graph.")
+    if meta.get("cached_compile_s"):
+        lines.append("")
+        for m, secs in meta["cached_compile_s"].items():
+            g = meta["cached_compile_graphs"][m]
+            lines.append(f"`mtc compile --tune` with a warm cache, M={m}: "
+                         f"{secs:.2f} s for {g} graphs "
+                         f"({secs / g:.3f} s per graph, process start "
+                         f"included).")
+    with open(os.path.join(rec.out, "results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(rec.out, "results.json"), "w") as f:
+        json.dump({"meta": meta, "rows": rec.rows}, f, indent=1)
+    plot(rec, ms, shapes, systems)
+
+
+def plot(rec, ms, shapes, systems):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except Exception as e:
+        log(f"no plot: {e}")
+        return
+    ncol = min(4, len(shapes))
+    nrow = math.ceil(len(shapes) / ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(4.2 * ncol, 3.4 * nrow),
+                             squeeze=False)
+    for ax, (n, k) in zip(axes.flat, shapes):
+        for s in systems:
+            pts = [(m, rec.get(s, m, n, k)) for m in ms]
+            pts = [(m, r["us"]) for m, r in pts if r and r.get("us")]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-",
+                        label=LABELS[s], lw=2.2 if s == "mtc" else 1.2)
+        ax.plot(ms, [floor_us(m, n, k) for m in ms], "k--", lw=1,
+                label="memory floor")
+        flops_floor = [2 * m * n * k / 790e12 * 1e6 for m in ms]
+        ax.plot(ms, flops_floor, "k:", lw=1, label="compute floor (790 TF/s)")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"N x K = {n} x {k}")
+        ax.set_xlabel("M (batch)")
+        ax.set_ylabel("µs")
+        ax.grid(True, which="both", alpha=0.3)
+    for ax in list(axes.flat)[len(shapes):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.suptitle("y = (x @ convert(W_int8, bf16)^T) * scales — median µs, "
+                 "cold L2")
+    fig.tight_layout()
+    fig.savefig(os.path.join(rec.out, "plot.png"), dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mtc", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--ms", default="1,2,4,8,16")
+    ap.add_argument("--shapes", default="all",
+                    help="comma list of NxK, or 'all'")
+    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--tune-ms", default="1",
+                    help="M values whose mtc kernels are autotuned")
+    ap.add_argument("--inductor-ms", default="1,16",
+                    help="M values for the Inductor modes on every shape "
+                         "(8192x8192 runs at every M)")
+    ap.add_argument("--max-autotune-ms", default="1")
+    ap.add_argument("--calls", type=int, default=40)
+    ap.add_argument("--replays", type=int, default=15)
+    ap.add_argument("--cache-dir", default="")
+    ap.add_argument("--budget-s", type=float, default=3600,
+                    help="start no new measurement after this many seconds")
+    ap.add_argument("--merge", default="",
+                    help="results.jsonl of an earlier partial run to include")
+    args = ap.parse_args()
+    ms = [int(v) for v in args.ms.split(",")]
+    args.tune_ms = [int(v) for v in args.tune_ms.split(",") if v]
+    args.inductor_ms = [int(v) for v in args.inductor_ms.split(",") if v]
+    args.max_autotune_ms = [int(v) for v in args.max_autotune_ms.split(",")
+                            if v]
+    args.systems = args.systems.split(",")
+    shapes = SHAPES if args.shapes == "all" else [
+        tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    rec = Recorder(args.out)
+    if args.merge:
+        for line in open(args.merge):
+            r = json.loads(line)
+            if r.get("system") == "meta":
+                rec.meta.update(r["meta"])
+            else:
+                rec.add(**r)
+    deadline = time.time() + args.budget_s
+    if "mtc" in args.systems:
+        bench_mtc(args, rec, ms, shapes, deadline)
+        rec.add(system="meta", m=0, n=0, k=0, meta=rec.meta)
+    if any(s != "mtc" for s in args.systems):
+        bench_torch(args, rec, ms, shapes, deadline)
+    rec.rows = [r for r in rec.rows if r["system"] != "meta"]
+    report(args, rec, ms, shapes)
+    log(open(os.path.join(args.out, "results.md")).read())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

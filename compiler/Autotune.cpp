@@ -1,0 +1,221 @@
+//===- Autotune.cpp - Tuning kernels on the GPU, through the cache ---------===//
+#include "compiler/Autotune.h"
+
+#include "compiler/Version.h"
+#include "dialects/Kernel/KernelOps.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/Process.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <chrono>
+#include <fmt/format.h>
+
+using namespace mlir;
+using namespace mtc::kernel;
+
+namespace mtc {
+
+llvm::Expected<Device &> LazyDevice::get() {
+  if (!device) {
+    llvm::Expected<std::unique_ptr<Device>> d = Device::open();
+    if (!d)
+      return d.takeError();
+    device = std::move(*d);
+  }
+  return *device;
+}
+
+llvm::Expected<const DeviceIdentity &> LazyDevice::identity() {
+  if (!id) {
+    llvm::Expected<DeviceIdentity> i = identifyDevice();
+    if (!i)
+      return i.takeError();
+    id = *i;
+  }
+  return *id;
+}
+
+/// The kernel's computation as text: the op without its node names and
+/// schedule, so identical layers in different graphs share a cache entry.
+static std::string kernelFingerprintIR(Operation *op) {
+  Operation *clone = op->clone();
+  clone->removeAttr("schedule");
+  clone->removeAttr("nodes");
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  clone->print(os, OpPrintingFlags().useLocalScope());
+  clone->erase();
+  return s;
+}
+
+namespace {
+/// Times kernel `index` of a graph under candidate schedules.
+class Prober {
+public:
+  Prober(graph::FuncOp func, const CompileOptions &base, unsigned index,
+         Device &device, const AutotuneOptions &tuning)
+      : func(func), base(base), index(index), device(device), tuning(tuning) {}
+
+  llvm::Expected<double> measure(const ScheduleParams &s, unsigned replays) {
+    CompileOptions o = base;
+    o.schedules[index] = s;
+    o.keepStages = false;
+    llvm::Expected<CompiledGraph> c = compileGraph(func, o);
+    if (!c)
+      return c.takeError();
+    auto exec = Executor::create(device, c->manifest, c->ptx);
+    if (!exec)
+      return exec.takeError();
+    const FunctionAttributes &attrs = (*exec)->kernelAttributes(index);
+    if (attrs.localBytes > 0)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          fmt::format("spills ({} bytes of local memory per thread, {} "
+                      "registers)",
+                      attrs.localBytes, attrs.registers));
+    if (inputs.empty())
+      for (auto [i, b] : llvm::enumerate(c->manifest.inputs())) {
+        inputs.emplace_back(b->dtype, b->shape);
+        fillRandom(inputs.back(), tuning.seed * 1000003 + i, b->name);
+      }
+    for (auto [i, b] : llvm::enumerate(c->manifest.inputs()))
+      if (llvm::Error e = (*exec)->setInput(b->name, inputs[i]))
+        return std::move(e);
+    TimingOptions t;
+    t.kernel = index;
+    t.replays = replays;
+    t.callsPerGraph = 20;
+    t.warmup = 1;
+    llvm::Expected<Timing> timing = (*exec)->time(t);
+    if (!timing)
+      return timing.takeError();
+    return timing->medianMicros;
+  }
+
+private:
+  graph::FuncOp func;
+  const CompileOptions &base;
+  unsigned index;
+  Device &device;
+  const AutotuneOptions &tuning;
+  std::vector<HostTensor> inputs;
+};
+} // namespace
+
+llvm::Expected<std::vector<KernelTuning>>
+autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
+         const AutotuneOptions &tuning, llvm::raw_ostream &log) {
+  CompileOptions plain = options;
+  plain.schedules.clear();
+  llvm::Expected<OwningOpRef<ModuleOp>> kernels = buildKernels(func, plain);
+  if (!kernels)
+    return kernels.takeError();
+  SmallVector<Operation *> ops;
+  for (Operation &op : (*(*kernels)->getOps<graph::FuncOp>().begin())
+                           .getBody()
+                           .front()
+                           .without_terminator())
+    ops.push_back(&op);
+
+  llvm::Expected<const DeviceIdentity &> id = lazy.identity();
+  if (!id)
+    return id.takeError();
+  TuneCache cache(tuning.cacheDir);
+  bool interactive = llvm::sys::Process::StandardErrIsDisplayed();
+  std::vector<KernelTuning> results;
+
+  for (auto [k, op] : llvm::enumerate(ops)) {
+    KernelTuning kt;
+    kt.kernel = k;
+    kt.name = kernelName(func.getSymName(), k);
+    kt.heuristic = defaultSchedule(op);
+    TuneKey key{kernelFingerprintIR(op),
+                id->name,
+                id->computeCapability,
+                id->driver,
+                options.arch,
+                options.fastDequant ? "fast-dequant" : "cvt-dequant",
+                MTC_VERSION};
+    std::vector<std::string> warnings;
+    std::optional<TuneEntry> hit;
+    if (!tuning.force)
+      hit = cache.lookup(key, warnings);
+    for (const std::string &w : warnings)
+      log << "mtc: warning: " << w << "\n";
+    if (hit && checkSchedule(op, hit->schedule).empty()) {
+      kt.schedule = hit->schedule;
+      kt.micros = hit->micros;
+      kt.heuristicMicros = hit->heuristicMicros;
+      kt.probes = hit->probes;
+      kt.seconds = hit->tuneSeconds;
+      kt.fromCache = true;
+    } else {
+      llvm::Expected<Device &> device = lazy.get();
+      if (!device)
+        return device.takeError();
+      auto start = std::chrono::steady_clock::now();
+      Prober prober(func, options, k, *device, tuning);
+      TuneOptions search = tuning.search;
+      if (auto c = dyn_cast<ContractOp>(op))
+        search.m = ContractShape::of(c).m;
+      search.onProbe = [&](const Probe &p) {
+        std::string what =
+            p.micros ? fmt::format("{:.2f} us", *p.micros) : "skipped";
+        if (tuning.verbose) {
+          log << fmt::format("  {} probe {:3}: {:<34} {}", kt.name, p.index,
+                             p.schedule.str(), what);
+          if (!p.micros)
+            log << " (" << p.skipped << ")";
+          log << fmt::format("  best {:.2f} us\n", p.bestMicros);
+        } else if (interactive) {
+          log << fmt::format("\r\x1b[Ktuning {}: probe {} [{}] {}, best "
+                             "{:.2f} us [{}]",
+                             kt.name, p.index, p.schedule.str(), what,
+                             p.bestMicros, p.best.str());
+        }
+        log.flush();
+      };
+      llvm::Expected<TuneResult> r = coordinateDescent(
+          kt.heuristic,
+          [&](const ScheduleParams &s) { return checkSchedule(op, s); },
+          [&](const ScheduleParams &s) {
+            return prober.measure(s, tuning.probeReplays);
+          },
+          search);
+      if (interactive && !tuning.verbose)
+        log << "\r\x1b[K";
+      if (!r)
+        return r.takeError();
+      // Final, longer measurements of the winner and the heuristic start.
+      llvm::Expected<double> best =
+          prober.measure(r->best, tuning.finalReplays);
+      if (!best)
+        return best.takeError();
+      llvm::Expected<double> heur =
+          r->best == kt.heuristic
+              ? llvm::Expected<double>(*best)
+              : prober.measure(kt.heuristic, tuning.finalReplays);
+      if (!heur)
+        return heur.takeError();
+      kt.schedule = r->best;
+      kt.micros = *best;
+      kt.heuristicMicros = *heur;
+      kt.probes = r->path.size();
+      kt.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+      TuneEntry entry{kt.schedule, kt.micros, kt.heuristicMicros, kt.probes,
+                      kt.seconds};
+      if (llvm::Error e = cache.store(key, entry))
+        log << "mtc: warning: the tuning result is not cached: "
+            << llvm::toString(std::move(e)) << "\n";
+    }
+    options.schedules[k] = kt.schedule;
+    options.tunedMicros[k] = kt.micros;
+    results.push_back(kt);
+  }
+  return results;
+}
+
+} // namespace mtc

@@ -1,0 +1,226 @@
+//===- Tuner.cpp - Coordinate descent over kernel schedules -----------------===//
+#include "compiler/Tuner.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mtc::kernel;
+
+namespace mtc {
+namespace {
+
+/// One axis of the search: the values a schedule field may take, in order.
+struct Coordinate {
+  const char *name;
+  std::vector<int64_t> values;
+  int64_t get(const ScheduleParams &s) const;
+  void set(ScheduleParams &s, int64_t v) const;
+};
+
+int64_t Coordinate::get(const ScheduleParams &s) const {
+  std::string n = name;
+  if (n == "kind")
+    return int64_t(s.kind);
+  if (n == "warps")
+    return s.warps;
+  if (n == "rows")
+    return s.rows;
+  if (n == "kwarps")
+    return s.kwarps;
+  if (n == "vec")
+    return s.vec;
+  if (n == "unroll")
+    return s.unroll;
+  if (n == "mtile")
+    return s.mtile;
+  return s.splitk;
+}
+
+void Coordinate::set(ScheduleParams &s, int64_t v) const {
+  std::string n = name;
+  if (n == "kind")
+    s.kind = ScheduleKind(v);
+  else if (n == "warps")
+    s.warps = v;
+  else if (n == "rows")
+    s.rows = v;
+  else if (n == "kwarps")
+    s.kwarps = v;
+  else if (n == "vec")
+    s.vec = v;
+  else if (n == "unroll")
+    s.unroll = v;
+  else if (n == "mtile")
+    s.mtile = v;
+  else
+    s.splitk = v;
+}
+
+std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
+  std::vector<int64_t> v;
+  for (int64_t x = lo; x <= hi; x *= 2)
+    v.push_back(x);
+  return v;
+}
+
+std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
+                                       const TuneOptions &o) {
+  std::vector<Coordinate> cs;
+  if (start.kind == ScheduleKind::elementwise) {
+    cs.push_back({"warps", powersOfTwo(1, 32)});
+    cs.push_back({"vec", powersOfTwo(1, 16)});
+    return cs;
+  }
+  if (o.tryMma)
+    cs.push_back({"kind", {int64_t(ScheduleKind::simt),
+                           int64_t(ScheduleKind::mma)}});
+  cs.push_back({"warps", powersOfTwo(1, 32)});
+  cs.push_back({"rows", powersOfTwo(1, 16)});
+  cs.push_back({"unroll", powersOfTwo(1, 16)});
+  cs.push_back({"kwarps", powersOfTwo(1, 32)});
+  cs.push_back({"vec", powersOfTwo(1, 16)});
+  std::vector<int64_t> mt = powersOfTwo(1, 16);
+  if (o.m <= 16)
+    mt.push_back(o.m);
+  mt.push_back(start.mtile);
+  std::sort(mt.begin(), mt.end());
+  mt.erase(std::unique(mt.begin(), mt.end()), mt.end());
+  cs.push_back({"mtile", mt});
+  cs.push_back({"splitk", powersOfTwo(1, 64)});
+  return cs;
+}
+
+/// `s` with coordinate `c` moved `steps` places along its values (none if
+/// that leaves the range or the current value is not on the axis).
+std::optional<ScheduleParams> moved(const ScheduleParams &s,
+                                    const Coordinate &c, int steps) {
+  auto it = std::find(c.values.begin(), c.values.end(), c.get(s));
+  if (it == c.values.end())
+    return std::nullopt;
+  int64_t pos = (it - c.values.begin()) + steps;
+  if (pos < 0 || pos >= int64_t(c.values.size()))
+    return std::nullopt;
+  ScheduleParams r = s;
+  c.set(r, c.values[pos]);
+  return r;
+}
+
+class Search {
+public:
+  Search(llvm::function_ref<std::string(const ScheduleParams &)> legal,
+         llvm::function_ref<llvm::Expected<double>(const ScheduleParams &)>
+             measure,
+         const TuneOptions &options)
+      : legal(legal), measure(measure), options(options) {}
+
+  llvm::function_ref<std::string(const ScheduleParams &)> legal;
+  llvm::function_ref<llvm::Expected<double>(const ScheduleParams &)> measure;
+  const TuneOptions &options;
+  TuneResult result;
+  std::set<std::string> seen;
+
+  bool exhausted() const { return result.path.size() >= options.maxProbes; }
+
+  /// Measures `s` unless seen, illegal or out of budget; returns its time.
+  std::optional<double> probe(const ScheduleParams &s) {
+    if (exhausted() || !seen.insert(s.str()).second)
+      return std::nullopt;
+    Probe p;
+    p.index = result.path.size() + 1;
+    p.schedule = s;
+    std::string why = legal(s);
+    if (why.empty()) {
+      llvm::Expected<double> t = measure(s);
+      if (t) {
+        p.micros = *t;
+        ++result.measured;
+      } else {
+        p.skipped = llvm::toString(t.takeError());
+      }
+    } else {
+      p.skipped = "illegal: " + why;
+    }
+    if (p.micros && (result.path.empty() ||
+                     *p.micros < result.bestMicros * (1 - options.threshold))) {
+      result.best = s;
+      result.bestMicros = *p.micros;
+    }
+    p.best = result.best;
+    p.bestMicros = result.bestMicros;
+    result.path.push_back(p);
+    if (options.onProbe)
+      options.onProbe(p);
+    return p.micros;
+  }
+
+  /// Tries `cand`; true if it became the best.
+  bool tryCandidate(const ScheduleParams &cand) {
+    ScheduleParams before = result.best;
+    probe(cand);
+    return result.best != before;
+  }
+
+  /// Sweeps over the coordinates until a pass improves nothing. A move that
+  /// helps is repeated in the same direction while it keeps helping.
+  bool sweeps(const std::vector<Coordinate> &coords) {
+    bool any = false;
+    for (bool improved = true; improved && !exhausted();) {
+      improved = false;
+      for (const Coordinate &c : coords)
+        for (int dir : {1, -1}) {
+          std::optional<ScheduleParams> cand = moved(result.best, c, dir);
+          while (cand && tryCandidate(*cand)) {
+            improved = any = true;
+            cand = moved(result.best, c, dir);
+          }
+        }
+    }
+    return any;
+  }
+
+  /// Every pair of coordinates moved one step each, in all four directions.
+  bool widePass(const std::vector<Coordinate> &coords) {
+    ScheduleParams center = result.best;
+    bool any = false;
+    for (size_t i = 0; i < coords.size(); ++i)
+      for (size_t j = i + 1; j < coords.size(); ++j)
+        for (int di : {1, -1})
+          for (int dj : {1, -1}) {
+            std::optional<ScheduleParams> a = moved(center, coords[i], di);
+            if (!a)
+              continue;
+            std::optional<ScheduleParams> b = moved(*a, coords[j], dj);
+            if (b && tryCandidate(*b))
+              any = true;
+          }
+    return any;
+  }
+};
+
+} // namespace
+
+llvm::Expected<TuneResult> coordinateDescent(
+    const ScheduleParams &start,
+    llvm::function_ref<std::string(const ScheduleParams &)> legal,
+    llvm::function_ref<llvm::Expected<double>(const ScheduleParams &)> measure,
+    const TuneOptions &options) {
+  Search search(legal, measure, options);
+  search.result.start = start;
+  search.result.best = start;
+  std::optional<double> t0 = search.probe(start);
+  if (!t0)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the starting schedule " + start.str() +
+            " cannot run: " + search.result.path.back().skipped);
+  search.result.startMicros = *t0;
+  search.result.bestMicros = *t0;
+  search.result.path.back().bestMicros = *t0;
+  std::vector<Coordinate> coords = coordinatesFor(start, options);
+  search.sweeps(coords);
+  while (options.widePass && !search.exhausted() && search.widePass(coords))
+    search.sweeps(coords);
+  return search.result;
+}
+
+} // namespace mtc
