@@ -159,6 +159,10 @@ def bench_mtc(args, rec, ms, shapes, deadline):
 # ---------------------------------------------------------------------------
 
 def bench_torch(args, rec, ms, shapes, deadline):
+    # Every mode compiles from scratch: with Inductor's caches on, the
+    # coordinate-descent compile can reuse the default compile's graph (seen
+    # on 2026-11-29: "Inductor + CD" then ran the unfused default kernels).
+    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
     import torch
     import torch.nn.functional as F
 

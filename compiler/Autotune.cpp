@@ -157,8 +157,13 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
       auto start = std::chrono::steady_clock::now();
       Prober prober(func, options, k, *device, tuning);
       TuneOptions search = tuning.search;
-      if (auto c = dyn_cast<ContractOp>(op))
-        search.m = ContractShape::of(c).m;
+      if (auto c = dyn_cast<ContractOp>(op)) {
+        ContractShape shape = ContractShape::of(c);
+        search.m = shape.m;
+        search.startForKind = [shape](ScheduleKind kind) {
+          return defaultContractSchedule(shape, kind);
+        };
+      }
       search.onProbe = [&](const Probe &p) {
         std::string what =
             p.micros ? fmt::format("{:.2f} us", *p.micros) : "skipped";

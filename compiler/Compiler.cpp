@@ -105,7 +105,8 @@ static llvm::json::Object scheduleFields(const ScheduleParams &s) {
                             {"vec", s.vec},
                             {"unroll", s.unroll},
                             {"mtile", s.mtile},
-                            {"splitk", s.splitk}};
+                            {"splitk", s.splitk},
+                            {"regs", s.regs}};
 }
 
 Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
@@ -114,7 +115,8 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
   m.graph = f.getSymName().str();
   m.source = options.sourceName;
   m.arch = options.arch;
-  m.ptxFile = m.graph + ".ptx";
+  m.ptxFile =
+      (options.outputName.empty() ? m.graph : options.outputName) + ".ptx";
   m.bindings = options.bindings;
 
   llvm::DenseMap<Value, std::string> bufferOf;
@@ -288,7 +290,8 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
                                            const CompileOptions &options) {
   MLIRContext *ctx = func.getContext();
   CompiledGraph out;
-  out.name = func.getSymName().str();
+  out.name = options.outputName.empty() ? func.getSymName().str()
+                                        : options.outputName;
   std::string graphText;
   {
     OwningOpRef<ModuleOp> g = ModuleOp::create(func.getLoc());

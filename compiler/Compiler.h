@@ -27,6 +27,9 @@ struct CompileOptions {
   bool fastDequant = true;
   /// The graph file, for manifests and dump headers.
   std::string sourceName;
+  /// File stem of the outputs ("<graph>", or "<graph>.M4" for a bucket);
+  /// empty means the graph's name.
+  std::string outputName;
   /// Bound symbolic dimensions, recorded in the manifest.
   std::vector<std::pair<std::string, int64_t>> bindings;
   /// Schedules replacing the heuristic ones: kernel index -> schedule.

@@ -33,6 +33,8 @@ int64_t Coordinate::get(const ScheduleParams &s) const {
     return s.unroll;
   if (n == "mtile")
     return s.mtile;
+  if (n == "regs")
+    return s.regs;
   return s.splitk;
 }
 
@@ -52,6 +54,8 @@ void Coordinate::set(ScheduleParams &s, int64_t v) const {
     s.unroll = v;
   else if (n == "mtile")
     s.mtile = v;
+  else if (n == "regs")
+    s.regs = v;
   else
     s.splitk = v;
 }
@@ -71,9 +75,9 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
     cs.push_back({"vec", powersOfTwo(1, 16)});
     return cs;
   }
-  if (o.tryMma)
-    cs.push_back({"kind", {int64_t(ScheduleKind::simt),
-                           int64_t(ScheduleKind::mma)}});
+  // Register caps: 0 lets ptxas choose (it may sink loads to gain
+  // occupancy); a cap steers it to keep more loads in flight.
+  cs.push_back({"regs", {0, 96, 128, 168, 255}});
   cs.push_back({"warps", powersOfTwo(1, 32)});
   cs.push_back({"rows", powersOfTwo(1, 16)});
   cs.push_back({"unroll", powersOfTwo(1, 16)});
@@ -120,6 +124,18 @@ public:
   std::set<std::string> seen;
 
   bool exhausted() const { return result.path.size() >= options.maxProbes; }
+
+  /// The other kind's start schedule, tried after each sweep: a kind change
+  /// moves every field at once, so it is not a single-field step.
+  bool tryOtherKind() {
+    if (!options.startForKind || result.best.kind == ScheduleKind::elementwise)
+      return false;
+    ScheduleKind other = result.best.kind == ScheduleKind::simt
+                             ? ScheduleKind::mma
+                             : ScheduleKind::simt;
+    std::optional<ScheduleParams> s = options.startForKind(other);
+    return s && tryCandidate(*s);
+  }
 
   /// Measures `s` unless seen, illegal or out of budget; returns its time.
   std::optional<double> probe(const ScheduleParams &s) {
@@ -218,6 +234,8 @@ llvm::Expected<TuneResult> coordinateDescent(
   search.result.path.back().bestMicros = *t0;
   std::vector<Coordinate> coords = coordinatesFor(start, options);
   search.sweeps(coords);
+  if (search.tryOtherKind())
+    search.sweeps(coords);
   while (options.widePass && !search.exhausted() && search.widePass(coords))
     search.sweeps(coords);
   return search.result;

@@ -44,8 +44,10 @@ struct TuneOptions {
   bool widePass = true;
   /// Values M can take for the mtile coordinate (besides powers of two).
   int64_t m = 1;
-  /// Whether the tensor-core kind is a coordinate.
-  bool tryMma = false;
+  /// Switching kinds (simt <-> mma) jumps to that kind's start schedule;
+  /// empty or returning none means the kind is not a coordinate.
+  std::function<std::optional<kernel::ScheduleParams>(kernel::ScheduleKind)>
+      startForKind;
   /// Called after every probe (progress output); may be empty.
   std::function<void(const Probe &)> onProbe;
 };

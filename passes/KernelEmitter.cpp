@@ -80,7 +80,8 @@ public:
   LLVM::LLVMFuncOp func;
 
   /// Creates the kernel function and positions the builder in its body.
-  void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads) {
+  void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads,
+                   int64_t maxRegs) {
     MLIRContext *ctx = g.b.getContext();
     SmallVector<Type> params(numParams, g.globalPtr);
     auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
@@ -90,6 +91,9 @@ public:
                   g.b.getUnitAttr());
     func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                   g.b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+    if (maxRegs)
+      func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                    g.b.getI32IntegerAttr(int32_t(maxRegs)));
     for (unsigned i = 0; i < numParams; ++i) {
       func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                       g.b.getUnitAttr());
@@ -311,7 +315,7 @@ public:
                   const EmitOptions &opts)
       : Emitter(b, op.getLoc(), module, name, opts), op(op),
         c(ContractShape::of(op)),
-        s(ScheduleParams::of(*op.getSchedule())), geo(simtGeometry(c, s)) {
+        s(ScheduleParams::of(*op.getSchedule())), geo(contractGeometry(c, s)) {
     aElem = elementTypeOf(op.getA());
     bElem = elementTypeOf(op.getB());
     outElem = elementTypeOf(op.getResult());
@@ -325,7 +329,7 @@ public:
   LogicalResult emit() {
     unsigned numEp = op.getEpilogueInputs().size();
     unsigned numParams = 2 + numEp + 1 + (s.splitk > 1 ? 1 : 0);
-    beginKernel(numParams, 2 + numEp, s.warps * 32);
+    beginKernel(numParams, 2 + numEp, s.warps * 32, s.regs);
     A = param(0);
     B = param(1);
     for (unsigned j = 0; j < numEp; ++j)
@@ -347,7 +351,9 @@ public:
     piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
     this->tid = tid;
 
-    if (c.bTransposed)
+    if (s.kind == ScheduleKind::mma)
+      emitMmaNK();
+    else if (c.bTransposed)
       emitKN();
     else
       emitNK();
@@ -359,7 +365,7 @@ private:
   ContractOp op;
   ContractShape c;
   ScheduleParams s;
-  SimtGeometry geo;
+  ContractGeometry geo;
   Type aElem, bElem, outElem;
   unsigned ea, eb, eo;
   SmallVector<Operation *> aChain, bChain;
@@ -667,6 +673,215 @@ private:
     return emitChain(aChain, asElement(raw, aElem));
   }
 
+
+  //===--------------------------------------------------------------------===//
+  // Tensor cores: mma.sync m16n8k16, weight stored [N, K]
+  //===--------------------------------------------------------------------===//
+  //
+  // The product is computed transposed, out^T = W x^T: the weight is mma's
+  // A operand (16 rows of N by 16 of K) and the activations its B operand
+  // (16 of K by 8 rows of M), so a batch of 1 to 8 rows wastes nothing of a
+  // weight tile. The order of the 16 k's inside one mma is free as long as A
+  // and B agree, so lane (g = lane / 4, t = lane % 4) takes physical k =
+  // 16 t + 4 j + {0..3} for step j of a 64-wide K chunk: each lane loads 16
+  // contiguous k of its weight rows g and g + 8 and of its activation row g,
+  // and the fragments are consecutive words of those loads. int8 becomes
+  // bf16 pairs by byte permutes against 2^23 (f32), one subtraction and a
+  // permute packing the high halves; for f16, by permutes against 1024 and
+  // one f16x2 subtraction.
+
+  /// {lo, hi} bf16x2 / f16x2 words for the four int8 of `word`.
+  std::pair<Value, Value> dequantPairs(Value word, bool f16) {
+    if (!opts.fastDequant) {
+      // One cvt per element, for comparison with the byte-permute path.
+      Type half = f16 ? g.b.getF16Type() : g.b.getBF16Type();
+      Value h[4];
+      for (unsigned j = 0; j < 4; ++j) {
+        Value byte = g.trunc(g.i8, j ? g.lshr(word, g.c32(8 * j)) : word);
+        Value f = arith::SIToFPOp::create(g.b, g.loc, g.f32, byte);
+        Value t = arith::TruncFOp::create(g.b, g.loc, half, f);
+        h[j] = arith::ExtUIOp::create(g.b, g.loc, g.i32,
+                                      g.bitcast(g.i16, t));
+      }
+      auto pack = [&](Value lo, Value hi) {
+        return arith::OrIOp::create(g.b, g.loc, lo, g.shl(hi, g.c32(16)))
+            .getResult();
+      };
+      return {pack(h[0], h[1]), pack(h[2], h[3])};
+    }
+    Value x = g.bxor(word, g.c32(int32_t(0x80808080u)));
+    if (f16) {
+      Value magic = g.c32(0x64646464);
+      auto half2 = VectorType::get({2}, g.b.getF16Type());
+      Value bias = LLVM::ConstantOp::create(
+          g.b, g.loc, half2,
+          DenseElementsAttr::get(half2, llvm::ArrayRef<Attribute>{
+                                            g.b.getF16FloatAttr(1152.0),
+                                            g.b.getF16FloatAttr(1152.0)}));
+      auto sub = [&](Value v) {
+        Value h = LLVM::BitcastOp::create(g.b, g.loc, half2, v);
+        Value d = LLVM::FSubOp::create(g.b, g.loc, h, bias);
+        return LLVM::BitcastOp::create(g.b, g.loc, g.i32, d).getResult();
+      };
+      return {sub(g.prmt(x, magic, 0x4140)), sub(g.prmt(x, magic, 0x4342))};
+    }
+    Value magic = g.c32(0x4B000000);
+    Value bias = g.cf32(8388608.0 + 128.0);
+    Value f[4];
+    for (unsigned j = 0; j < 4; ++j)
+      f[j] = g.bitcast(g.i32, g.fsub(g.bitcast(g.f32, g.prmt(x, magic,
+                                                                 0x7650u | j)),
+                                     bias));
+    return {g.prmt(f[0], f[1], 0x7632), g.prmt(f[2], f[3], 0x7632)};
+  }
+
+  /// D = A B + C for one m16n8k16 tile (accumulators in f32).
+  void mma(ArrayRef<Value> a, ArrayRef<Value> bw, MutableArrayRef<Value> acc,
+           bool f16) {
+    MLIRContext *ctx = g.b.getContext();
+    auto resType = LLVM::LLVMStructType::getLiteral(
+        ctx, {g.f32, g.f32, g.f32, g.f32});
+    SmallVector<Value> operands(a.begin(), a.end());
+    operands.append(bw.begin(), bw.end());
+    operands.append(acc.begin(), acc.end());
+    std::string asmText =
+        std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
+        (f16 ? "f16.f16" : "bf16.bf16") +
+        ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+    auto op = LLVM::InlineAsmOp::create(
+        g.b, g.loc, resType, operands, asmText,
+        "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", /*has_side_effects=*/false,
+        /*is_align_stack=*/false, LLVM::TailCallKind::None,
+        LLVM::AsmDialectAttr(), ArrayAttr());
+    for (int64_t i = 0; i < 4; ++i)
+      acc[i] = LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i);
+  }
+
+  void emitMmaNK() {
+    int64_t R = s.rows, mt = s.mtile / kMmaColsPerTile, U = s.unroll;
+    int64_t chunks = K() / kMmaChunk;
+    bool f16 = aElem.isF16();
+    bool quantized = bElem.isInteger(8);
+    Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
+    Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
+                     g.mul(wn, g.c32(kMmaRowsPerTile * R)));
+    // Weight rows g and g + 8 of each tile, activation row g of each tile.
+    SmallVector<Value> wRow; // [r * 2 + half]
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t h = 0; h < 2; ++h) {
+        Value n = g.add(n0, g.add(gi, g.c32(16 * r + 8 * h)));
+        Value nr = g.umin(n, g.c32(N() - 1));
+        wRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(K() * eb))));
+      }
+    SmallVector<Value> xRow;
+    for (int64_t i = 0; i < mt; ++i) {
+      Value m = g.add(m0, g.add(gi, g.c32(8 * i)));
+      xRow.push_back(aBase(g.umin(m, g.c32(M() - 1))));
+    }
+    Value laneK = g.mul(g.zext64(ti), g.c64(16));
+
+    // acc[(r * mt + i) * 4 + c]
+    int64_t count = geo.accPerThread;
+    SmallVector<Value> acc(count, g.cf32(0));
+    auto [cBegin, cEnd] = pieceRange(chunks);
+
+    auto step = [&](Value firstChunk, int64_t n,
+                    ValueRange iters) -> SmallVector<Value> {
+      SmallVector<Value> a(iters.begin(), iters.end());
+      SmallVector<SmallVector<Raw>> wraw(n), xraw(n);
+      SmallVector<Value> kOff(n);
+      for (int64_t u = 0; u < n; ++u) {
+        kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(kMmaChunk)),
+                        laneK);
+        for (Value row : wRow)
+          wraw[u].push_back(loadRaw(g.gep(row, g.mul(kOff[u], g.c64(eb))),
+                                    16 * eb, true));
+      }
+      for (int64_t u = 0; u < n; ++u)
+        for (Value row : xRow)
+          xraw[u].push_back(
+              loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), 32, true));
+      for (int64_t u = 0; u < n; ++u)
+        for (int64_t j = 0; j < 4; ++j) {
+          // A fragments of each weight tile for k-step j.
+          SmallVector<SmallVector<Value, 4>> afrag(R);
+          for (int64_t r = 0; r < R; ++r) {
+            const Raw &lo = wraw[u][r * 2], &hi = wraw[u][r * 2 + 1];
+            Value a0, a1, a2, a3;
+            if (quantized) {
+              std::tie(a0, a2) = dequantPairs(lo.words[j], f16);
+              std::tie(a1, a3) = dequantPairs(hi.words[j], f16);
+            } else {
+              a0 = lo.words[2 * j];
+              a2 = lo.words[2 * j + 1];
+              a1 = hi.words[2 * j];
+              a3 = hi.words[2 * j + 1];
+            }
+            afrag[r] = {a0, a1, a2, a3};
+          }
+          for (int64_t i = 0; i < mt; ++i) {
+            Value b0 = xraw[u][i].words[2 * j], b1 = xraw[u][i].words[2 * j + 1];
+            for (int64_t r = 0; r < R; ++r)
+              mma(afrag[r], {b0, b1},
+                  MutableArrayRef<Value>(a).slice((r * mt + i) * 4, 4), f16);
+          }
+        }
+      return a;
+    };
+    Value groups = g.udiv(g.sub(cEnd, cBegin), g.c64(U));
+    acc = g.forLoop(g.c64(0), groups, g.c64(1), acc,
+                    [&](Value iv, ValueRange iters) {
+                      return step(g.add(cBegin, g.mul(iv, g.c64(U))), U,
+                                  iters);
+                    });
+    if (U > 1)
+      acc = g.forLoop(g.add(cBegin, g.mul(groups, g.c64(U))), cEnd, g.c64(1),
+                      acc, [&](Value iv, ValueRange iters) {
+                        return step(iv, 1, iters);
+                      });
+
+    // Accumulator c of tile (r, i): weight row g (+8 for c >= 2), activation
+    // row 2t (+1 for odd c).
+    auto nOf = [&](int64_t j) {
+      int64_t r = j / (4 * mt), c = j % 4;
+      return g.add(n0, g.add(gi, g.c32(16 * r + (c >= 2 ? 8 : 0))));
+    };
+    auto mOf = [&](int64_t j) {
+      int64_t i = (j / 4) % mt, c = j % 4;
+      return g.add(m0, g.add(g.mul(ti, g.c32(2)), g.c32(8 * i + (c % 2))));
+    };
+    if (s.kwarps > 1) {
+      Value red = sharedArray("red", g.f32, geo.reduceFloats);
+      auto slot = [&](Value w, int64_t j) {
+        Value warpSlot = g.add(g.mul(w, g.c32(geo.warpsN)), wn);
+        Value idx = g.add(
+            g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)),
+            lane);
+        return sharedElem(red, idx, 4);
+      };
+      for (int64_t j = 0; j < count; ++j)
+        g.store(acc[j], slot(wk, j), 4);
+      g.barrier();
+      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
+        for (int64_t j = 0; j < count; ++j) {
+          Value sum = g.cf32(0);
+          for (int64_t w = 0; w < s.kwarps; ++w)
+            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
+          deliver(mOf(j), nOf(j), sum);
+        }
+      });
+    } else {
+      for (int64_t j = 0; j < count; ++j)
+        deliver(mOf(j), nOf(j), acc[j]);
+    }
+    splitKFinish([&](function_ref<void(Value, Value)> fn) {
+      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
+        for (int64_t j = 0; j < count; ++j)
+          fn(mOf(j), nOf(j));
+      });
+    });
+  }
+
   //===--------------------------------------------------------------------===//
   // Weight stored [K, N]
   //===--------------------------------------------------------------------===//
@@ -777,7 +992,7 @@ public:
   LogicalResult emit() {
     unsigned numIn = op.getInputs().size();
     int64_t threads = s.warps * 32;
-    beginKernel(numIn + 1, numIn, threads);
+    beginKernel(numIn + 1, numIn, threads, s.regs);
     ArrayRef<int64_t> R = op.getType().getShape();
     int64_t total = numElementsOf(op.getType());
     Type outElem = elementTypeOf(op.getResult());

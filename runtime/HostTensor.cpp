@@ -145,6 +145,38 @@ static bool looksLikeScale(llvm::StringRef name) {
   return n == "s" || n.contains("scale");
 }
 
+HostTensor resized(const HostTensor &t, llvm::ArrayRef<int64_t> shape) {
+  HostTensor out(t.dtype, shape);
+  size_t rank = shape.size();
+  if (rank != t.shape.size() || out.numElements() == 0 || t.numElements() == 0)
+    return out;
+  size_t eb = dtypeBytes(t.dtype);
+  // Copy the overlapping box row by row (the last dimension is contiguous).
+  Shape common(rank);
+  for (size_t i = 0; i < rank; ++i)
+    common[i] = std::min(shape[i], t.shape[i]);
+  int64_t rowElems = common[rank - 1];
+  Shape idx(rank, 0);
+  while (true) {
+    int64_t src = 0, dst = 0;
+    for (size_t i = 0; i < rank; ++i) {
+      src = src * t.shape[i] + idx[i];
+      dst = dst * shape[i] + idx[i];
+    }
+    std::memcpy(out.data.data() + size_t(dst) * eb,
+                t.data.data() + size_t(src) * eb, size_t(rowElems) * eb);
+    int d = int(rank) - 2;
+    for (; d >= 0; --d) {
+      if (++idx[d] < common[d])
+        break;
+      idx[d] = 0;
+    }
+    if (d < 0)
+      break;
+  }
+  return out;
+}
+
 namespace {
 /// splitmix64: fast, and good enough for test data.
 struct Rng {

@@ -43,6 +43,10 @@ struct HostTensor {
   void set(int64_t i, double v);
 };
 
+/// A tensor of `shape` holding `t`'s elements where their indices fit
+/// (zeros elsewhere): pads or cuts along any dimension.
+HostTensor resized(const HostTensor &t, llvm::ArrayRef<int64_t> shape);
+
 /// Seeded random contents: floats approximately N(0, 1) (a scaled sum of four
 /// uniforms) rounded to the type, i8 uniform
 /// in [-128, 127]. Inputs named like scales ("scale", "scales", "*_scale")

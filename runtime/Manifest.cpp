@@ -201,4 +201,55 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
   return m;
 }
 
+std::optional<size_t> DispatchManifest::select(int64_t v) const {
+  for (size_t i = 0; i < buckets.size(); ++i)
+    if (buckets[i].value >= v)
+      return i;
+  return std::nullopt;
+}
+
+json::Value DispatchManifest::toJSON() const {
+  json::Array bs;
+  for (const Bucket &b : buckets)
+    bs.push_back(json::Object{{"value", b.value}, {"manifest", b.manifest}});
+  return json::Object{
+      {"mtc_version", mtcVersion},
+      {"graph", graph},
+      {"source", source},
+      {"symbol", symbol},
+      {"buckets", std::move(bs)},
+      {"dispatch", "smallest bucket >= the runtime value; inputs are "
+                   "zero-padded along the symbolic dimension to the bucket, "
+                   "outputs cut back to the runtime value"}};
+}
+
+Expected<DispatchManifest> DispatchManifest::fromJSON(const json::Value &v) {
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return malformed("dispatch manifest is not an object");
+  DispatchManifest d;
+  auto str = [&](StringRef key, std::string &out) {
+    if (std::optional<StringRef> s = o->getString(key))
+      out = s->str();
+  };
+  str("mtc_version", d.mtcVersion);
+  str("graph", d.graph);
+  str("source", d.source);
+  str("symbol", d.symbol);
+  const json::Array *bs = o->getArray("buckets");
+  if (!bs || d.symbol.empty())
+    return malformed("dispatch manifest needs a symbol and buckets");
+  for (const json::Value &bv : *bs) {
+    const json::Object *bo = bv.getAsObject();
+    std::optional<int64_t> value = bo ? bo->getInteger("value") : std::nullopt;
+    std::optional<StringRef> file = bo ? bo->getString("manifest") : std::nullopt;
+    if (!value || !file || *value <= 0 ||
+        (!d.buckets.empty() && *value <= d.buckets.back().value))
+      return malformed("dispatch buckets must have ascending positive values "
+                       "and a manifest");
+    d.buckets.push_back({*value, file->str()});
+  }
+  return d;
+}
+
 } // namespace mtc

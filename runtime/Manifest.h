@@ -66,6 +66,24 @@ struct Manifest {
   static llvm::Expected<Manifest> fromJSON(const llvm::json::Value &v);
 };
 
+/// For a graph compiled with several values of one symbolic dimension
+/// (`--bind M=1,2,4`): which manifest serves which value. A runtime value v
+/// goes to the smallest bucket >= v; the runtime zero-pads the inputs along
+/// that dimension to the bucket and returns the first v rows of each output.
+struct DispatchManifest {
+  std::string mtcVersion, graph, source, symbol;
+  struct Bucket {
+    int64_t value = 0;
+    std::string manifest; // file name, next to the dispatch manifest
+  };
+  std::vector<Bucket> buckets; // ascending values
+
+  /// The bucket for runtime value `v`, or none if v exceeds the largest.
+  std::optional<size_t> select(int64_t v) const;
+  llvm::json::Value toJSON() const;
+  static llvm::Expected<DispatchManifest> fromJSON(const llvm::json::Value &v);
+};
+
 } // namespace mtc
 
 #endif // MTC_RUNTIME_MANIFEST_H

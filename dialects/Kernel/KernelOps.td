@@ -69,6 +69,8 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
     - `mtile`: activation rows (M) one block handles.
     - `splitk`: thread blocks that split K; partial sums are reduced in f32
       and the last block to finish runs the epilogue.
+    - `regs`: the most registers a thread may use (`.maxnreg`); 0 leaves it
+      to ptxas, which may trade loads in flight for occupancy.
   }];
   let parameters = (ins
     EnumParameter<Kernel_ScheduleKind>:$kind,
@@ -78,7 +80,8 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
     "int64_t":$vec,
     "int64_t":$unroll,
     "int64_t":$mtile,
-    "int64_t":$splitk);
+    "int64_t":$splitk,
+    DefaultValuedParameter<"int64_t", "0">:$regs);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

@@ -25,6 +25,12 @@ ContractShape ContractShape::of(ContractOp op) {
   c.out = *dtypeOf(r.getElementType());
   c.n = c.bTransposed ? b.getDimSize(1) : b.getDimSize(0);
   c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
+  SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
+  c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
+  c.mmaBChain = bChain.size() == 1 &&
+                (c.b == DType::I8 ? isa<arith::SIToFPOp>(bChain[0])
+                                  : isa<arith::ExtFOp>(bChain[0])) &&
+                bChain[0]->getResult(0).getType().isF32();
   c.m = 1;
   if (c.aTransposed)
     c.m = a.getDimSize(1);
@@ -44,12 +50,13 @@ ScheduleParams ScheduleParams::of(ScheduleAttr a) {
   s.unroll = a.getUnroll();
   s.mtile = a.getMtile();
   s.splitk = a.getSplitk();
+  s.regs = a.getRegs();
   return s;
 }
 
 ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, kind, warps, rows, kwarps, vec, unroll, mtile,
-                           splitk);
+                           splitk, regs);
 }
 
 std::string ScheduleParams::str() const {
@@ -83,7 +90,8 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
   s.kind = *kind;
   static const std::pair<StringRef, int64_t ScheduleParams::*> keys[] = {
       {"kw", &ScheduleParams::kwarps}, {"mt", &ScheduleParams::mtile},
-      {"sk", &ScheduleParams::splitk}, {"w", &ScheduleParams::warps},
+      {"sk", &ScheduleParams::splitk}, {"rg", &ScheduleParams::regs},
+      {"w", &ScheduleParams::warps},
       {"r", &ScheduleParams::rows},    {"v", &ScheduleParams::vec},
       {"u", &ScheduleParams::unroll}};
   for (StringRef f : llvm::drop_begin(fields)) {
@@ -112,7 +120,7 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
 bool ScheduleParams::operator==(const ScheduleParams &o) const {
   return kind == o.kind && warps == o.warps && rows == o.rows &&
          kwarps == o.kwarps && vec == o.vec && unroll == o.unroll &&
-         mtile == o.mtile && splitk == o.splitk;
+         mtile == o.mtile && splitk == o.splitk && regs == o.regs;
 }
 
 int64_t mtc::kernel::numElementsOf(Type t) {
@@ -123,9 +131,9 @@ int64_t mtc::kernel::numElementsOf(Type t) {
 // SIMT contraction geometry
 //===----------------------------------------------------------------------===//
 
-SimtGeometry mtc::kernel::simtGeometry(const ContractShape &c,
+ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
                                        const ScheduleParams &s) {
-  SimtGeometry g;
+  ContractGeometry g;
   g.elemsPerLoad = std::max<int64_t>(1, s.vec / dtypeBytes(c.b));
   g.warpsN = std::max<int64_t>(1, s.warps / std::max<int64_t>(1, s.kwarps));
   if (c.bTransposed) {
@@ -135,50 +143,128 @@ SimtGeometry mtc::kernel::simtGeometry(const ContractShape &c,
     g.colsPerBlock = g.warpsN * s.rows;
     g.chunk = 32 * g.elemsPerLoad;
   }
+  if (s.kind == ScheduleKind::mma) {
+    g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
+    g.chunk = kMmaChunk;
+    g.accPerThread = 4 * s.rows * std::max<int64_t>(1, s.mtile / 8);
+  } else {
+    g.accPerThread = c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad
+                                   : s.mtile * s.rows;
+  }
   g.gridN = llvm::divideCeil(c.n, g.colsPerBlock);
   g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
   g.pieces = s.kwarps * s.splitk;
   g.reduceFloats = 0;
-  if (s.kwarps > 1)
-    g.reduceFloats = c.bTransposed ? s.kwarps * g.warpsN * 32 * s.mtile *
-                                         s.rows * g.elemsPerLoad
-                                   : s.kwarps * g.warpsN * s.mtile * s.rows;
+  if (s.kwarps > 1) {
+    if (s.kind == ScheduleKind::mma)
+      g.reduceFloats = s.kwarps * g.warpsN * g.accPerThread * 32;
+    else
+      g.reduceFloats = c.bTransposed ? s.kwarps * g.warpsN * 32 * s.mtile *
+                                           s.rows * g.elemsPerLoad
+                                     : s.kwarps * g.warpsN * s.mtile * s.rows;
+  }
   return g;
 }
 
 static constexpr int64_t kMaxStaticShared = 48 * 1024;
+
+static std::string checkRegs(const ScheduleParams &s) {
+  if (s.regs != 0 && (s.regs < 32 || s.regs > 255 || s.regs % 8))
+    return "regs must be 0 (ptxas decides) or a multiple of 8 in [32, 255]";
+  // 64K registers per SM: a block must fit.
+  if (s.regs && s.regs * s.warps * 32 > 65536)
+    return "regs " + std::to_string(s.regs) + " x " +
+           std::to_string(s.warps * 32) +
+           " threads exceeds the 64K registers of a multiprocessor";
+  return "";
+}
 static constexpr int64_t kRegisterBudget = 224;
 
 static bool isPow2In(int64_t v, int64_t lo, int64_t hi) {
   return v >= lo && v <= hi && llvm::isPowerOf2_64(v);
 }
 
+std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
+                                    bool bIsCast) {
+  if (c.aTransposed || c.bTransposed)
+    return "tensor-core (mma) schedules need A stored [M, K] and the weight "
+           "stored [N, K]";
+  if (!(c.a == DType::BF16 || c.a == DType::F16) || !aIsExtF)
+    return "tensor-core (mma) schedules need bf16 or f16 activations used "
+           "as they are";
+  if (!((c.b == DType::I8 && bIsCast) || (c.b == c.a && bIsCast)))
+    return "tensor-core (mma) schedules need an int8 weight converted to the "
+           "activations' type, or a weight of that type";
+  if (c.k % kMmaChunk)
+    return "tensor-core (mma) schedules need K to be a multiple of 64, got " +
+           std::to_string(c.k);
+  return "";
+}
+
+static std::string checkMmaSchedule(const ContractShape &c,
+                                    const ScheduleParams &s) {
+  if (s.vec != 16)
+    return "mma schedules load 16 bytes per lane: vec must be 16";
+  if (s.mtile % 8 || s.mtile < 8 || s.mtile > 64)
+    return "mma schedules need mtile to be 8, 16, 24, ... or 64 (rows of A "
+           "in tiles of 8)";
+  if (s.mtile > llvm::alignTo(c.m, 8))
+    return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
+           std::to_string(c.m) + " rounded up to 8";
+  if (!isPow2In(s.rows, 1, 8))
+    return "rows (16-row weight tiles per warp) must be a power of two in "
+           "[1, 8]";
+  int64_t mt = s.mtile / 8;
+  int64_t acc = 4 * s.rows * mt;
+  // Weight words: 2 x 4 per tile; activation words: 8 per tile of A; per
+  // step in flight.
+  int64_t regs = acc + s.unroll * (8 * s.rows + 8 * mt) + 40;
+  if (s.regs && regs > s.regs)
+    return "needs about " + std::to_string(regs) +
+           " registers per thread, more than its cap of " +
+           std::to_string(s.regs);
+  if (regs > kRegisterBudget)
+    return "needs about " + std::to_string(regs) +
+           " registers per thread (budget " + std::to_string(kRegisterBudget) +
+           "); it would spill";
+  return "";
+}
+
 std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
                                                const ScheduleParams &s) {
   if (s.kind == ScheduleKind::elementwise)
     return "a contraction cannot use an elementwise schedule";
-  if (s.kind == ScheduleKind::mma)
-    return "tensor-core (mma) schedules are not implemented yet";
+  if (s.kind == ScheduleKind::mma) {
+    if (std::string e = mmaSupport(c, c.mmaAChain, c.mmaBChain); !e.empty())
+      return e;
+  }
   if (!isPow2In(s.warps, 1, 32))
     return "warps must be a power of two in [1, 32]";
+  if (std::string e = checkRegs(s); !e.empty())
+    return e;
   if (!isPow2In(s.kwarps, 1, 32) || s.warps % s.kwarps)
     return "kwarps must be a power of two dividing warps";
   if (!isPow2In(s.rows, 1, 16))
     return "rows must be a power of two in [1, 16]";
   if (!isPow2In(s.unroll, 1, 16))
     return "unroll must be a power of two in [1, 16]";
-  if (s.mtile < 1 || s.mtile > 16)
-    return "mtile must be in [1, 16]";
-  if (s.mtile > c.m)
-    return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
-           std::to_string(c.m);
+  if (s.kind == ScheduleKind::mma) {
+    if (std::string e = checkMmaSchedule(c, s); !e.empty())
+      return e;
+  } else {
+    if (s.mtile < 1 || s.mtile > 16)
+      return "mtile must be in [1, 16]";
+    if (s.mtile > c.m)
+      return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
+             std::to_string(c.m);
+  }
   if (!isPow2In(s.splitk, 1, 64))
     return "splitk must be a power of two in [1, 64]";
   int64_t eb = dtypeBytes(c.b), ea = dtypeBytes(c.a);
   if (!isPow2In(s.vec, 1, 16) || s.vec < eb)
     return "vec must be a power of two in [" + std::to_string(eb) +
            ", 16] bytes for " + dtypeName(c.b).str() + " weights";
-  SimtGeometry g = simtGeometry(c, s);
+  ContractGeometry g = contractGeometry(c, s);
   int64_t epl = g.elemsPerLoad;
   if (c.bTransposed) {
     if (c.n % epl)
@@ -199,13 +285,19 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
              std::to_string(g.chunk);
   }
   int64_t words = std::max<int64_t>(1, s.vec / 4);
-  int64_t regs;
-  if (c.bTransposed)
+  int64_t regs = 0;
+  if (s.kind == ScheduleKind::mma)
+    regs = 0; // checked by checkMmaSchedule
+  else if (c.bTransposed)
     regs = s.mtile * s.rows * epl + s.unroll * s.rows * words +
            s.unroll * s.mtile + 24;
   else
     regs = s.mtile * s.rows + s.unroll * s.rows * words +
            s.unroll * s.mtile * std::max<int64_t>(1, epl * ea / 4) + 24;
+  if (s.regs && regs > s.regs)
+    return "needs about " + std::to_string(regs) +
+           " registers per thread, more than its cap of " +
+           std::to_string(s.regs);
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
@@ -231,6 +323,8 @@ std::string mtc::kernel::checkElementwiseSchedule(int64_t numElements,
       s.splitk != 1)
     return "rows, kwarps, unroll, mtile and splitk must be 1 for elementwise "
            "kernels";
+  if (std::string e = checkRegs(s); !e.empty())
+    return e;
   if (llvm::divideCeil(numElements, s.warps * 32 * s.vec) >
       (int64_t(1) << 31) - 1)
     return "grid too large";
@@ -249,7 +343,65 @@ std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
 // Heuristic start
 //===----------------------------------------------------------------------===//
 
+static ScheduleParams defaultSimtSchedule(const ContractShape &c);
+
+/// The heuristic tensor-core start: one 16-row weight tile per warp, all of
+/// M (up to 32 rows) in one block so every weight byte is read once, and
+/// warps splitting K until about 16 warps per multiprocessor stream weights.
+static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) {
+  ScheduleParams s;
+  s.kind = ScheduleKind::mma;
+  s.vec = 16;
+  s.rows = 1;
+  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 32);
+  s.unroll = 2;
+  s.splitk = 1;
+  int64_t tiles = llvm::divideCeil(c.n, kMmaRowsPerTile) *
+                  llvm::divideCeil(c.m, s.mtile);
+  int64_t chunks = c.k / kMmaChunk;
+  s.kwarps = 1;
+  while (s.kwarps < 8 && tiles * s.kwarps < 16 * 132 &&
+         chunks / (s.kwarps * 2) >= 4)
+    s.kwarps *= 2;
+  s.warps = std::max<int64_t>(4, 2 * s.kwarps);
+  for (int guard = 0; guard < 16 && !checkContractSchedule(c, s).empty();
+       ++guard) {
+    if (s.unroll > 1)
+      s.unroll /= 2;
+    else if (s.warps > s.kwarps)
+      s.warps /= 2;
+    else if (s.mtile > 8)
+      s.mtile -= 8;
+    else
+      return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<ScheduleParams>
+mtc::kernel::defaultContractSchedule(const ContractShape &c,
+                                     ScheduleKind kind) {
+  if (kind == ScheduleKind::mma) {
+    if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
+      return std::nullopt;
+    return defaultMmaSchedule(c);
+  }
+  if (kind != ScheduleKind::simt)
+    return std::nullopt;
+  ScheduleParams s = defaultSimtSchedule(c);
+  if (!checkContractSchedule(c, s).empty())
+    return std::nullopt;
+  return s;
+}
+
 ScheduleParams mtc::kernel::defaultContractSchedule(const ContractShape &c) {
+  if (c.m >= 2 && mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
+    if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c))
+      return *mma;
+  return defaultSimtSchedule(c);
+}
+
+static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
   ScheduleParams s;
   s.kind = ScheduleKind::simt;
   int64_t eb = dtypeBytes(c.b);
@@ -270,7 +422,7 @@ ScheduleParams mtc::kernel::defaultContractSchedule(const ContractShape &c) {
     s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
   }
   // Too few blocks to fill 132 SMs: narrow each block first.
-  while (s.rows > 1 && simtGeometry(c, s).gridN * simtGeometry(c, s).gridM <
+  while (s.rows > 1 && contractGeometry(c, s).gridN * contractGeometry(c, s).gridM <
                            2 * 132)
     s.rows /= 2;
   // Back off until the schedule is legal (small or odd problems).
@@ -308,7 +460,7 @@ ScheduleParams mtc::kernel::defaultSchedule(Operation *op) {
 LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
                                                const ScheduleParams &s) {
   LaunchConfig l;
-  SimtGeometry g = simtGeometry(c, s);
+  ContractGeometry g = contractGeometry(c, s);
   l.grid = {g.gridN * g.gridM, 1, s.splitk};
   l.block = {s.warps * 32, 1, 1};
   l.sharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);

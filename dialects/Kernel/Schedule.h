@@ -22,6 +22,9 @@ struct ContractShape {
   int64_t m = 1, n = 1, k = 1;
   DType a = DType::BF16, b = DType::BF16, out = DType::BF16;
   bool aTransposed = false, bTransposed = false;
+  /// The body's chains in the forms tensor cores take: A extended to f32 as
+  /// it is; B sitofp'd (int8) or extended (16-bit) to f32.
+  bool mmaAChain = false, mmaBChain = false;
   static ContractShape of(ContractOp op);
 };
 
@@ -30,10 +33,12 @@ struct ScheduleParams {
   ScheduleKind kind = ScheduleKind::simt;
   int64_t warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1,
           splitk = 1;
+  /// Register cap per thread (.maxnreg); 0 = ptxas decides.
+  int64_t regs = 0;
 
   static ScheduleParams of(ScheduleAttr attr);
   ScheduleAttr toAttr(mlir::MLIRContext *ctx) const;
-  /// "simt w4 r2 kw1 v16 u4 mt1 sk1"
+  /// "simt w4 r2 kw1 v16 u4 mt1 sk1" (then " rg128" if regs is set)
   std::string str() const;
   /// Parses str()'s format (spaces, commas or colons between fields; fields
   /// left out keep their defaults). Returns std::nullopt and sets `err` on
@@ -64,14 +69,18 @@ std::string checkElementwiseSchedule(int64_t numElements,
 /// The heuristic start for `op`.
 ScheduleParams defaultSchedule(mlir::Operation *op);
 ScheduleParams defaultContractSchedule(const ContractShape &c);
+/// The heuristic start restricted to one kind (none if that kind cannot run
+/// the problem).
+std::optional<ScheduleParams> defaultContractSchedule(const ContractShape &c,
+                                                      ScheduleKind kind);
 
 LaunchConfig launchConfig(mlir::Operation *op, const ScheduleParams &s);
 LaunchConfig contractLaunchConfig(const ContractShape &c,
                                   const ScheduleParams &s);
 
-/// Derived quantities of a SIMT contraction schedule, shared by the lowering
-/// and launchConfig.
-struct SimtGeometry {
+/// Derived quantities of a contraction schedule, shared by the lowering and
+/// launchConfig.
+struct ContractGeometry {
   int64_t elemsPerLoad;  // B elements one lane loads at once (vec / sizeof B)
   int64_t warpsN;        // warps along N (warps / kwarps)
   int64_t colsPerBlock;  // output columns (n) one block covers
@@ -79,8 +88,16 @@ struct SimtGeometry {
   int64_t chunk;         // K elements one warp consumes per step (nk layout)
   int64_t pieces;        // K pieces: kwarps * splitk
   int64_t reduceFloats;  // shared-memory floats for the cross-warp reduction
+  int64_t accPerThread;  // f32 accumulators per thread (mma: 4 * rows * mt)
 };
-SimtGeometry simtGeometry(const ContractShape &c, const ScheduleParams &s);
+
+/// Tensor-core (mma) tiles: each warp owns `rows` tiles of 16 weight rows and
+/// the block's `mtile` rows of A as mtile / 8 tiles of 8; one K step is 64.
+constexpr int64_t kMmaRowsPerTile = 16, kMmaColsPerTile = 8, kMmaChunk = 64;
+
+/// Whether the body and layouts of `op` can use the mma kind ("" if so).
+std::string mmaSupport(const ContractShape &c, bool aIsExtF, bool bIsCast);
+ContractGeometry contractGeometry(const ContractShape &c, const ScheduleParams &s);
 
 /// Elements of the result of an elementwise op.
 int64_t numElementsOf(mlir::Type t);

@@ -98,6 +98,17 @@ MISC = {
   return y
 }
 """,
+    "bf16_weights_m16": """graph bf16_weights_m16(x: bf16[16, 4096], w: bf16[4096, 4096]) -> bf16[16, 4096] {
+  y = linear(x, w)
+  return y
+}
+""",
+    "f16_weights_m9": """graph f16_weights_m9(x: f16[9, 2048], w: f16[3000, 2048], s: f16[3000]) -> f16[9, 3000] {
+  y = linear(x, w)
+  o = mul(y, s)
+  return o
+}
+""",
     "convert_on_a": """graph convert_on_a(x: f32[7, 2048], w: i8[512, 2048]) -> bf16[7, 512] {
   xb = convert(x, bf16)
   y = linear(xb, convert(w, bf16))
@@ -142,7 +153,7 @@ def fix_nested(text):
 def cases(quick):
     """(name, graph text, [mtc flags])"""
     cs = []
-    ms = [1, 2, 3, 4, 8, 16, 33, 64, 128]
+    ms = [1, 2, 3, 4, 5, 8, 16, 33, 64, 128, 129, 255]
     for m in ms:  # every batch size on the main shape
         cs.append((f"woq_m{m}_4096x4096", woq(f"woq_m{m}_4096x4096", m, 4096, 4096), []))
     shapes = [(11008, 4096), (4096, 11008), (4097, 4096), (4096, 4104), (4096, 520)]
@@ -150,12 +161,12 @@ def cases(quick):
         for m in ([1, 16] if quick else [1, 3, 16, 33, 128]):
             nm = f"woq_m{m}_{n}x{k}"
             cs.append((nm, woq(nm, m, n, k), []))
-    for n, k in [(4096, 4096), (4097, 4104)]:
+    for n, k in [(4096, 4096), (4097, 4104), (4097, 4096)]:
         for m in [1, 8, 64]:
             nm = f"silu_m{m}_{n}x{k}"
             cs.append((nm, woq(nm, m, n, k, epilogue="scale_bias_silu"), []))
-    for n, k in [(4096, 520), (11008, 4096)]:
-        for m in [1, 4, 128]:
+    for n, k in [(4096, 520), (11008, 4096), (4096, 1024)]:
+        for m in [1, 4, 33, 128]:
             nm = f"f16_m{m}_{n}x{k}"
             cs.append((nm, woq(nm, m, n, k, act="f16"), []))
     for n, k in [(4096, 4096), (4097, 4104)]:
@@ -173,8 +184,16 @@ def cases(quick):
     cs.append((nm, woq(nm, 8, 4096, 4096, batch=2), []))
     for name, text in MISC.items():
         cs.append((name, fix_nested(text), []))
-    # Explicit schedules: each code path of the SIMT emitter.
+    # Explicit schedules: each code path of the SIMT and mma emitters.
     sched = [
+        ("mma_basic", 8, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u1 mt8 sk1"),
+        ("mma_m1", 1, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u2 mt8 sk1"),
+        ("mma_kw4", 16, 4096, 4096, "linear", "mma w8 r1 kw4 v16 u2 mt16 sk1"),
+        ("mma_sk4", 5, 4097, 4096, "linear", "mma w4 r1 kw1 v16 u2 mt8 sk4"),
+        ("mma_r2_mt24", 24, 4096, 4096, "linear", "mma w4 r2 kw2 v16 u1 mt24 sk1"),
+        ("mma_r2_mt64", 100, 4096, 1024, "linear", "mma w4 r2 kw1 v16 u1 mt64 sk2"),
+        ("mma_rg168", 33, 4096, 4096, "linear", "mma w8 r1 kw2 v16 u2 mt32 sk1 rg168"),
+        ("simt_m16", 16, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u1 mt8 sk1"),
         ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
         ("splitk4", 1, 4096, 4096, "linear", "simt w4 r2 kw1 v16 u2 mt1 sk4"),
         ("kw2_sk2", 3, 4097, 4104, "linear", "simt w4 r1 kw2 v8 u2 mt3 sk2"),
@@ -188,6 +207,12 @@ def cases(quick):
     for tag, m, n, k, form, s in sched:
         nm = f"sched_{tag}_m{m}_{n}x{k}"
         cs.append((nm, woq(nm, m, n, k, form=form), ["--schedule", f"0={s}"]))
+    # Symbolic batch: buckets M=1,2,4,8,16,32; a runtime M runs on the
+    # smallest bucket >= M with zero-padded inputs.
+    for m in [1, 3, 5, 16, 27]:
+        nm = f"dispatch_m{m}"
+        text = woq(nm, "M", 4096, 4096).replace("scales: bf16", "scales: bf16")
+        cs.append((nm, text, ["--bind", "M=1,2,4,8,16,32", "--batch", str(m)]))
     return cs
 
 
@@ -205,7 +230,7 @@ def parse(stdout):
     """graph name -> list of (output, ok, max rel err)"""
     results, cur = {}, None
     for line in stdout.splitlines():
-        m = re.match(r"(\w+): ran (\d+) kernel", line)
+        m = re.match(r"(\w+)(?: \(.*\))?: ran (\d+) kernel", line)
         if m:
             cur = m.group(1)
             results[cur] = []

@@ -119,6 +119,11 @@ cl::opt<std::string> cacheDir(
     cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<unsigned> replays("replays", cl::desc("Timed CUDA-graph replays"),
                           cl::init(15), cl::sub(benchCmd));
+cl::opt<int64_t> batch(
+    "batch",
+    cl::desc("With --bind NAME=V1,V2,...: run at this value of the symbol, "
+             "on the smallest bucket >= it (inputs zero-padded)"),
+    cl::init(0), cl::sub(runCmd));
 cl::opt<double> tolerance("tol",
                           cl::desc("Largest accepted error relative to the "
                                    "largest reference magnitude"),
@@ -146,10 +151,6 @@ struct Input {
   MLIRContext ctx;
   llvm::SourceMgr sm;
   std::unique_ptr<SourceMgrDiagnosticHandler> handler;
-  OwningOpRef<ModuleOp> module;
-  FrontendOptions frontend;
-  std::vector<graph::FuncOp> graphs;
-
   Input() : ctx(MLIRContext::Threading::DISABLED) {
     DialectRegistry registry;
     registerCompilerDialects(registry);
@@ -158,18 +159,82 @@ struct Input {
     handler = std::make_unique<SourceMgrDiagnosticHandler>(sm, &ctx);
   }
 
+  /// One graph to compile: with `--bind M=1,2,4`, one per graph and value.
+  struct Target {
+    graph::FuncOp graph;
+    std::string name;   // output file stem: "g", or "g.M4" for a bucket
+    int64_t bucket = 0; // the bucketed symbol's value, 0 if none
+  };
+  std::vector<OwningOpRef<ModuleOp>> modules;
+  std::vector<Target> targets;
+  /// The symbol bound to several values (buckets), and the other bindings.
+  std::string bucketSymbol;
+  std::vector<int64_t> bucketValues;
+  llvm::StringMap<int64_t> fixedBindings;
+
+  /// --bind NAME=V[,V...] (repeatable); values after a comma belong to the
+  /// name before them.
+  std::optional<int> parseBinds() {
+    std::string current;
+    std::map<std::string, std::vector<int64_t>> values;
+    for (const std::string &b : binds) {
+      StringRef text = b;
+      if (text.contains('=')) {
+        auto [name, v] = text.split('=');
+        current = name.str();
+        text = v;
+        if (name.empty())
+          return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
+                                      "'");
+      } else if (current.empty()) {
+        return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
+                                    "'");
+      }
+      int64_t v;
+      if (text.getAsInteger(10, v))
+        return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
+                                    "'");
+      if (v <= 0)
+        return fail(kUserError, "--bind " + current + "=" + text +
+                                    ": dimensions must be positive");
+      values[current].push_back(v);
+    }
+    for (auto &[name, vs] : values) {
+      std::sort(vs.begin(), vs.end());
+      vs.erase(std::unique(vs.begin(), vs.end()), vs.end());
+      if (vs.size() == 1) {
+        fixedBindings[name] = vs[0];
+        continue;
+      }
+      if (!bucketSymbol.empty())
+        return fail(kUserError, "--bind: only one symbol may take several "
+                                "values (" + bucketSymbol + " and " + name +
+                                    ")");
+      bucketSymbol = name;
+      bucketValues = vs;
+    }
+    return std::nullopt;
+  }
+
+  FrontendOptions frontendFor(int64_t bucket) const {
+    FrontendOptions fo;
+    for (auto &e : fixedBindings)
+      fo.bindings[e.getKey()] = e.getValue();
+    if (!bucketSymbol.empty())
+      fo.bindings[bucketSymbol] = bucket;
+    return fo;
+  }
+
+  /// Parses the graphs with `bucket` for the bucketed symbol; null after
+  /// reporting errors.
+  OwningOpRef<ModuleOp> parseAt(int64_t bucket) {
+    return loadGraphs(sm, &ctx, frontendFor(bucket));
+  }
+
   /// Reads and parses `path`; returns an exit code on failure.
   std::optional<int> load(StringRef path) {
-    for (const std::string &b : binds) {
-      auto [name, value] = StringRef(b).split('=');
-      int64_t v;
-      if (name.empty() || value.getAsInteger(10, v))
-        return fail(kUserError, "--bind expects NAME=N, got '" + b + "'");
-      if (v <= 0)
-        return fail(kUserError, "--bind " + b +
-                                    ": dimensions must be positive");
-      frontend.bindings[name] = v;
-    }
+    if (std::optional<int> rc = parseBinds())
+      return rc;
     auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
                                                      /*RequiresNullTerminator=*/
                                                      true);
@@ -179,15 +244,26 @@ struct Input {
     sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
     if (std::optional<int> rc = parseSchedules())
       return rc;
-    module = loadGraphs(sm, &ctx, frontend);
-    if (!module)
-      return kUserError;
-    for (auto g : module->getOps<graph::FuncOp>())
-      if (graphNames.empty() || llvm::is_contained(graphNames, g.getSymName()))
-        graphs.push_back(g);
-    for (const std::string &n : graphNames)
-      if (!module->lookupSymbol(n))
-        return fail(kUserError, "no graph named '" + n + "' in " + path);
+    std::vector<int64_t> buckets =
+        bucketSymbol.empty() ? std::vector<int64_t>{0} : bucketValues;
+    for (int64_t bucket : buckets) {
+      OwningOpRef<ModuleOp> module = parseAt(bucket);
+      if (!module)
+        return kUserError;
+      for (auto g : module->getOps<graph::FuncOp>()) {
+        if (!graphNames.empty() &&
+            !llvm::is_contained(graphNames, g.getSymName()))
+          continue;
+        std::string name = g.getSymName().str();
+        if (bucket)
+          name += "." + bucketSymbol + std::to_string(bucket);
+        targets.push_back({g, name, bucket});
+      }
+      for (const std::string &n : graphNames)
+        if (!module->lookupSymbol(n))
+          return fail(kUserError, "no graph named '" + n + "' in " + path);
+      modules.push_back(std::move(module));
+    }
     return std::nullopt;
   }
 
@@ -221,31 +297,33 @@ struct Input {
     return a;
   }
 
-  /// Options for compiling `g`: --schedule flags, and with --tune (or for
+  /// Options for compiling `t`: --schedule flags, and with --tune (or for
   /// `mtc tune`) the autotuned schedules.
-  llvm::Expected<CompileOptions> optionsFor(graph::FuncOp g, bool tune,
+  llvm::Expected<CompileOptions> optionsFor(const Target &t, bool tune,
                                             std::vector<KernelTuning> *out =
                                                 nullptr) {
-    CompileOptions o = compileOptions();
+    CompileOptions o = compileOptions(t);
     if (!tune)
       return o;
-    llvm::Expected<std::vector<KernelTuning>> t =
-        autotune(g, o, device, autotuneOptions(), llvm::errs());
-    if (!t)
-      return t.takeError();
+    llvm::Expected<std::vector<KernelTuning>> tuned =
+        autotune(t.graph, o, device, autotuneOptions(), llvm::errs());
+    if (!tuned)
+      return tuned.takeError();
     if (out)
-      *out = std::move(*t);
+      *out = std::move(*tuned);
     return o;
   }
 
-  CompileOptions compileOptions() const {
+  CompileOptions compileOptions(const Target &t) const {
     CompileOptions o;
     o.schedules = schedules;
     o.arch = arch;
     o.fastDequant = !noFastDequant;
     o.sourceName = inputFile;
-    for (auto &entry : frontend.bindings)
+    o.outputName = t.name;
+    for (auto &entry : frontendFor(t.bucket).bindings)
       o.bindings.push_back({entry.getKey().str(), entry.getValue()});
+    std::sort(o.bindings.begin(), o.bindings.end());
     return o;
   }
 };
@@ -278,11 +356,11 @@ int compileMain() {
     return *rc;
 
   std::vector<CompiledGraph> compiled;
-  for (graph::FuncOp g : in.graphs) {
-    llvm::Expected<CompileOptions> o = in.optionsFor(g, tuneFlag);
+  for (const Input::Target &t : in.targets) {
+    llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
       return failWith(o.takeError());
-    llvm::Expected<CompiledGraph> c = compileGraph(g, *o);
+    llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
     if (!c)
       return failWith(c.takeError());
     compiled.push_back(std::move(*c));
@@ -323,6 +401,21 @@ int compileMain() {
       file(dumpDir, c.name + "." + s.suffix, s.text);
     file(dumpDir, c.name + ".json", json);
   }
+  // With buckets, <graph>.json maps a runtime value to its bucket.
+  if (!in.bucketSymbol.empty()) {
+    std::map<std::string, DispatchManifest> dispatch;
+    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+      DispatchManifest &d = dispatch[t.graph.getSymName().str()];
+      d.mtcVersion = MTC_VERSION;
+      d.graph = t.graph.getSymName().str();
+      d.source = inputFile;
+      d.symbol = in.bucketSymbol;
+      d.buckets.push_back({t.bucket, c.name + ".json"});
+    }
+    for (auto &[graph, d] : dispatch)
+      file(outDir, graph + ".json",
+           llvm::formatv("{0:2}", d.toJSON()).str() + "\n");
+  }
   for (auto [i, f] : llvm::enumerate(files)) {
     if (llvm::Error e = writeFileAtomically(f.first, f.second)) {
       // All or nothing: take back what this run already wrote.
@@ -351,11 +444,11 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
-  for (graph::FuncOp g : in.graphs) {
-    llvm::Expected<CompileOptions> o = in.optionsFor(g, tuneFlag);
+  for (const Input::Target &t : in.targets) {
+    llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
       return failWith(o.takeError());
-    llvm::Expected<CompiledGraph> c = compileGraph(g, *o);
+    llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
     if (!c)
       return failWith(c.takeError());
     out.push_back(std::move(*c));
@@ -380,10 +473,72 @@ prepare(Device &device, const CompiledGraph &c,
   return exec;
 }
 
+/// Runs `c` on `device` with seeded random inputs of `graph`'s shapes (zero-
+/// padded to the compiled shapes when `graph` is a smaller bucket value),
+/// optionally checking against the fp64 reference of `graph`. Returns false
+/// on a mismatch; errors are the environment's.
+llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
+                            const CompiledGraph &c, llvm::StringRef label) {
+  auto exec = Executor::create(device, c.manifest, c.ptx);
+  if (!exec)
+    return exec.takeError();
+  std::vector<HostTensor> inputs;
+  auto args = graph.getBody().front().getArguments();
+  for (auto [i, b] : llvm::enumerate(c.manifest.inputs())) {
+    auto type = cast<RankedTensorType>(args[i].getType());
+    HostTensor t(b->dtype, type.getShape());
+    fillRandom(t, seed * 1000003 + i, b->name);
+    HostTensor padded = t.shape == b->shape ? t : resized(t, b->shape);
+    if (llvm::Error e = (*exec)->setInput(b->name, padded))
+      return std::move(e);
+    inputs.push_back(std::move(t));
+  }
+  if (llvm::Error e = (*exec)->poison())
+    return std::move(e);
+  if (llvm::Error e = (*exec)->run())
+    return std::move(e);
+  std::vector<HostTensor> outputs;
+  auto results = graph.getFunctionType().getResults();
+  for (auto [i, name] : llvm::enumerate(c.manifest.outputs)) {
+    llvm::Expected<HostTensor> out = (*exec)->getOutput(name);
+    if (!out)
+      return out.takeError();
+    auto want = cast<RankedTensorType>(results[i]).getShape();
+    outputs.push_back(out->shape == Shape(want) ? std::move(*out)
+                                                : resized(*out, want));
+  }
+  llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", label,
+                              c.manifest.kernels.size(),
+                              c.manifest.kernels.size() == 1 ? "" : "s",
+                              device.name());
+  if (!check)
+    return true;
+  llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(graph, inputs);
+  if (!ref)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "reference interpreter: " +
+                                       llvm::toString(ref.takeError()));
+  bool allPassed = true;
+  for (auto [name, out, r] : llvm::zip(c.manifest.outputs, outputs, *ref)) {
+    Comparison cmp = compare(out, r);
+    bool ok = cmp.passed(tolerance);
+    allPassed &= ok;
+    llvm::outs() << fmt::format(
+        "  {}: max rel err {:.3e} (l2 {:.3e}, max |ref| {:.3e}, "
+        "non-finite {}) {} (tol {:.0e})\n",
+        name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
+        ok ? "ok" : "MISMATCH", tolerance.getValue());
+  }
+  return allPassed;
+}
+
 int runMain() {
   Input in;
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
+  if (batch && in.bucketSymbol.empty())
+    return fail(kUserError, "--batch needs --bind with several values of one "
+                            "symbol, e.g. --bind M=1,2,4,8");
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
@@ -392,41 +547,41 @@ int runMain() {
     return failWith(device.takeError());
 
   bool allPassed = true;
-  for (auto [g, c] : llvm::zip(in.graphs, compiled)) {
-    std::vector<HostTensor> inputs;
-    auto exec = prepare(*device, c, inputs);
-    if (!exec)
-      return failWith(exec.takeError());
-    if (llvm::Error e = (*exec)->poison())
-      return failWith(std::move(e));
-    if (llvm::Error e = (*exec)->run())
-      return failWith(std::move(e));
-    std::vector<HostTensor> outputs;
-    for (const std::string &name : c.manifest.outputs) {
-      llvm::Expected<HostTensor> out = (*exec)->getOutput(name);
-      if (!out)
-        return failWith(out.takeError());
-      outputs.push_back(std::move(*out));
+  if (!batch) {
+    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+      llvm::Expected<bool> ok = runOne(*device, t.graph, c, c.name);
+      if (!ok)
+        return failWith(ok.takeError());
+      allPassed &= *ok;
     }
-    llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", c.name,
-                                c.manifest.kernels.size(),
-                                c.manifest.kernels.size() == 1 ? "" : "s",
-                                device->name());
-    if (!check)
-      continue;
-    llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(g, inputs);
-    if (!ref)
-      return fail(kInternalError, "reference interpreter: " +
-                                      llvm::toString(ref.takeError()));
-    for (auto [name, out, r] : llvm::zip(c.manifest.outputs, outputs, *ref)) {
-      Comparison cmp = compare(out, r);
-      bool ok = cmp.passed(tolerance);
-      allPassed &= ok;
-      llvm::outs() << fmt::format(
-          "  {}: max rel err {:.3e} (l2 {:.3e}, max |ref| {:.3e}, "
-          "non-finite {}) {} (tol {:.0e})\n",
-          name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
-          ok ? "ok" : "MISMATCH", tolerance.getValue());
+  } else {
+    // Dispatch: the smallest bucket >= the runtime value, inputs padded.
+    DispatchManifest d;
+    d.symbol = in.bucketSymbol;
+    for (int64_t v : in.bucketValues)
+      d.buckets.push_back({v, ""});
+    std::optional<size_t> b = d.select(batch);
+    if (!b)
+      return fail(kUserError, "--batch " + std::to_string(batch) +
+                                  " exceeds the largest bucket " +
+                                  in.bucketSymbol + "=" +
+                                  std::to_string(in.bucketValues.back()));
+    int64_t bucket = in.bucketValues[*b];
+    OwningOpRef<ModuleOp> actual = in.parseAt(batch);
+    if (!actual)
+      return kUserError;
+    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+      if (t.bucket != bucket)
+        continue;
+      auto graph = actual->lookupSymbol<graph::FuncOp>(t.graph.getSymName());
+      std::string label = fmt::format("{} ({}={} -> bucket {}={})",
+                                      t.graph.getSymName().str(),
+                                      in.bucketSymbol, int64_t(batch),
+                                      in.bucketSymbol, bucket);
+      llvm::Expected<bool> ok = runOne(*device, graph, c, label);
+      if (!ok)
+        return failWith(ok.takeError());
+      allPassed &= *ok;
     }
   }
   if (!allPassed)
@@ -548,9 +703,9 @@ int tuneMain() {
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
   llvm::json::Array graphs;
-  for (graph::FuncOp g : in.graphs) {
+  for (const Input::Target &t : in.targets) {
     std::vector<KernelTuning> tuned;
-    llvm::Expected<CompileOptions> o = in.optionsFor(g, true, &tuned);
+    llvm::Expected<CompileOptions> o = in.optionsFor(t, true, &tuned);
     if (!o)
       return failWith(o.takeError());
     llvm::json::Array kernels;
@@ -573,7 +728,7 @@ int tuneMain() {
           {"tune_seconds", k.seconds},
           {"from_cache", k.fromCache}});
     }
-    graphs.push_back(llvm::json::Object{{"graph", g.getSymName().str()},
+    graphs.push_back(llvm::json::Object{{"graph", t.name},
                                         {"kernels", std::move(kernels)}});
   }
   if (jsonOutput)

@@ -32,11 +32,12 @@ graph.func @woq_m1(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>, %s: tensor
   graph.return %0 : tensor<1x8192xbf16>
 }
 
-// M = 16: eight activation rows per block.
+// M = 16: tensor cores, all sixteen activation rows in one block, warps
+// splitting K.
 
 // CHECK-LABEL: graph.func @woq_m16(
 // CHECK:         kernel.contract
-// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 8, splitk = 1>
+// CHECK-SAME:      schedule = #kernel.schedule<kind = mma, warps = 16, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
       : tensor<16x4096xbf16>, tensor<8192x4096xi8> -> tensor<16x8192xbf16>
