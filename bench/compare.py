@@ -88,6 +88,33 @@ def run(cmd, timeout):
     return p, time.time() - start
 
 
+def tuned_shapes(args, m, shapes):
+    """Shapes whose mtc kernels are autotuned at batch size m (--tune-spec)."""
+    out = set()
+    for entry in args.tune_spec.split(","):
+        if not entry:
+            continue
+        em, es = entry.split(":")
+        if em != "*" and int(em) != m:
+            continue
+        if es == "all":
+            out |= set(shapes)
+        else:
+            out |= {tuple(map(int, es.split("x")))} & set(shapes)
+    return out
+
+
+def parse_checks(stdout):
+    checked, cur = {}, None
+    for line in stdout.splitlines():
+        if ": ran " in line:
+            cur = line.split(":")[0].split(" ")[0]
+        elif "max rel err" in line and cur:
+            err = float(line.split("max rel err")[1].split()[0])
+            checked[cur] = (err, " ok " in line)
+    return checked
+
+
 def bench_mtc(args, rec, ms, shapes, deadline):
     work = tempfile.mkdtemp(prefix="mtc-compare-")
     env_cache = ["--cache-dir", args.cache_dir] if args.cache_dir else []
@@ -98,60 +125,63 @@ def bench_mtc(args, rec, ms, shapes, deadline):
         path = os.path.join(work, f"woq_m{m}.graph")
         with open(path, "w") as f:
             f.write("\n".join(graph_text(m, n, k) for n, k in shapes))
-        tune = m in args.tune_ms
-        flags = ["--tune"] if tune else []
+        tuned = tuned_shapes(args, m, shapes)
+        names = {(n, k): f"woq_m{m}_{n}x{k}" for n, k in shapes}
+        groups = [(["--tune"], [names[s] for s in shapes if s in tuned]),
+                  ([], [names[s] for s in shapes if s not in tuned])]
         tune_info = {}
-        if tune:
-            p, secs = run([args.mtc, "tune", path, "--json"] + env_cache, 1800)
+        if tuned:
+            sel = sum((["--graph", g] for g in groups[0][1]), [])
+            p, secs = run([args.mtc, "tune", path, "--json"] + sel + env_cache,
+                          1800)
             if p.returncode != 0:
                 log(f"mtc tune M={m} failed: {p.stderr.strip()[-2000:]}")
+                groups[0] = ([], groups[0][1])
+            else:
+                for g in json.loads(p.stdout)["graphs"]:
+                    tune_info[g["graph"]] = g["kernels"][0]
+                log(f"mtc tune M={m} ({len(tuned)} shapes): {secs:.1f} s")
+                # A cached re-run: compile with --tune must not probe again.
+                p2, secs2 = run([args.mtc, "compile", path, "--tune", "-o",
+                                 os.path.join(work, "out")] + sel + env_cache,
+                                600)
+                rec.meta.setdefault("cached_compile_s", {})[str(m)] = secs2
+                rec.meta.setdefault("cached_compile_graphs", {})[str(m)] = \
+                    len(tuned)
+        for flags, graphs in groups:
+            if not graphs:
                 continue
-            for g in json.loads(p.stdout)["graphs"]:
-                for kinfo in g["kernels"]:
-                    tune_info[g["graph"]] = kinfo
-            log(f"mtc tune M={m}: {secs:.1f} s")
-            # A cached re-run: compile with --tune must not probe again.
-            p2, secs2 = run([args.mtc, "compile", path, "--tune", "-o",
-                             os.path.join(work, "out")] + env_cache, 600)
-            rec.meta.setdefault("cached_compile_s", {})[str(m)] = secs2
-            rec.meta.setdefault("cached_compile_graphs", {})[str(m)] = len(shapes)
-            log(f"mtc compile --tune (cached) M={m}: {secs2:.2f} s for "
-                f"{len(shapes)} graphs")
-        p, secs = run([args.mtc, "run", path, "--check"] + flags + env_cache,
-                      1800)
-        checked = {}
-        cur = None
-        for line in p.stdout.splitlines():
-            if ": ran " in line:
-                cur = line.split(":")[0]
-            elif "max rel err" in line and cur:
-                err = float(line.split("max rel err")[1].split()[0])
-                checked[cur] = (err, line.rstrip().endswith("(tol 1e-02)")
-                                and " ok " in line)
-        if p.returncode not in (0, 1):
-            log(f"mtc run M={m} failed: {p.stderr.strip()[-2000:]}")
-        p, secs = run([args.mtc, "bench", path, "--json"] + flags + env_cache,
-                      1800)
-        if p.returncode != 0:
-            log(f"mtc bench M={m} failed: {p.stderr.strip()[-2000:]}")
-            continue
-        data = json.loads(p.stdout)
-        rec.meta["read_ceiling_gbs"] = data["read_ceiling_gbs"]
-        rec.meta["device"] = data["device"]
-        rec.meta["driver"] = data["driver"]
-        for g in data["graphs"]:
-            name = g["graph"]
-            n, k = map(int, name.split("_")[-1].split("x"))
-            kern = g["kernels"][0]
-            err, ok = checked.get(name, (float("nan"), False))
-            ti = tune_info.get(name, {})
-            rec.add(system="mtc", m=m, n=n, k=k, us=kern["median_us"],
-                    err=err, ok=ok, schedule=kern["schedule"],
-                    compile_s=ti.get("tune_seconds"),
-                    heuristic_us=ti.get("heuristic_us"),
-                    registers=kern.get("registers"))
-            log(f"  mtc M={m} {n}x{k}: {kern['median_us']:.2f} us "
-                f"[{kern['schedule']}] err {err:.2e} {'ok' if ok else 'FAIL'}")
+            sel = sum((["--graph", g] for g in graphs), [])
+            p, _ = run([args.mtc, "run", path, "--check"] + flags + sel +
+                       env_cache, 1800)
+            checked = parse_checks(p.stdout)
+            if p.returncode not in (0, 1):
+                log(f"mtc run M={m} failed: {p.stderr.strip()[-2000:]}")
+            p, _ = run([args.mtc, "bench", path, "--json"] + flags + sel +
+                       env_cache, 1800)
+            if p.returncode != 0:
+                log(f"mtc bench M={m} failed: {p.stderr.strip()[-2000:]}")
+                continue
+            data = json.loads(p.stdout)
+            rec.meta["read_ceiling_gbs"] = data["read_ceiling_gbs"]
+            rec.meta["launch_floor_us"] = data.get("launch_floor_us")
+            rec.meta["device"] = data["device"]
+            rec.meta["driver"] = data["driver"]
+            for g in data["graphs"]:
+                name = g["graph"]
+                n, k = map(int, name.split("_")[-1].split("x"))
+                kern = g["kernels"][0]
+                err, ok = checked.get(name, (float("nan"), False))
+                ti = tune_info.get(name, {})
+                rec.add(system="mtc", m=m, n=n, k=k, us=kern["median_us"],
+                        err=err, ok=ok, schedule=kern["schedule"],
+                        tuned=bool(flags),
+                        compile_s=ti.get("tune_seconds"),
+                        heuristic_us=ti.get("heuristic_us"),
+                        registers=kern.get("registers"))
+                log(f"  mtc M={m} {n}x{k}: {kern['median_us']:.2f} us "
+                    f"[{kern['schedule']}]{' tuned' if flags else ''} "
+                    f"err {err:.2e} {'ok' if ok else 'FAIL'}")
 
 
 # ---------------------------------------------------------------------------
@@ -308,7 +338,9 @@ def report(args, rec, ms, shapes):
     lines.append(f"Driver {meta.get('driver', '?')}, PyTorch "
                  f"{meta.get('torch', '?')}, Triton {meta.get('triton', '?')}. "
                  f"mtc's streaming-read ceiling measured in this run: "
-                 f"{ceiling:.0f} GB/s." if ceiling else "")
+                 f"{ceiling:.0f} GB/s; launch floor (an empty grid in the "
+                 f"same harness) {meta.get('launch_floor_us') or 0:.2f} µs."
+                 if ceiling else "")
     lines.append("")
     lines.append("Median µs per call over CUDA-graph replays, cold L2 "
                  "(rotated copies > 4x L2). `floor` = bytes / 4.64 TB/s. "
@@ -346,7 +378,7 @@ def report(args, rec, ms, shapes):
                 else:
                     row.append("")
             cs = mt.get("compile_s") if mt else None
-            row.append(f"{cs:.1f}" if cs else "")
+            row.append(f"{cs:.1f}" if cs else ("untuned" if mt else ""))
             lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     lines.append("Geomean speedup of mtc over each system, over the shapes "
@@ -432,8 +464,9 @@ def main():
     ap.add_argument("--shapes", default="all",
                     help="comma list of NxK, or 'all'")
     ap.add_argument("--systems", default=",".join(SYSTEMS))
-    ap.add_argument("--tune-ms", default="1",
-                    help="M values whose mtc kernels are autotuned")
+    ap.add_argument("--tune-spec", default="1:all",
+                    help="which mtc kernels are autotuned: comma list of "
+                         "M:all or M:NxK, M may be *")
     ap.add_argument("--inductor-ms", default="1,16",
                     help="M values for the Inductor modes on every shape "
                          "(8192x8192 runs at every M)")
@@ -447,7 +480,6 @@ def main():
                     help="results.jsonl of an earlier partial run to include")
     args = ap.parse_args()
     ms = [int(v) for v in args.ms.split(",")]
-    args.tune_ms = [int(v) for v in args.tune_ms.split(",") if v]
     args.inductor_ms = [int(v) for v in args.inductor_ms.split(",") if v]
     args.max_autotune_ms = [int(v) for v in args.max_autotune_ms.split(",")
                             if v]

@@ -77,12 +77,14 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
   }
   // Register caps: 0 lets ptxas choose (it may sink loads to gain
   // occupancy); a cap steers it to keep more loads in flight.
-  cs.push_back({"regs", {0, 96, 128, 168, 255}});
+  // 255 first: no cap at all, but ptxas stops trading registers for
+  // occupancy; then tighter caps.
+  cs.push_back({"regs", {0, 255, 168, 128, 96}});
   cs.push_back({"warps", powersOfTwo(1, 32)});
   cs.push_back({"rows", powersOfTwo(1, 16)});
   cs.push_back({"unroll", powersOfTwo(1, 16)});
   cs.push_back({"kwarps", powersOfTwo(1, 32)});
-  cs.push_back({"vec", powersOfTwo(1, 16)});
+  cs.push_back({"vec", powersOfTwo(1, 64)});
   std::vector<int64_t> mt = powersOfTwo(1, 16);
   if (o.m <= 16)
     mt.push_back(o.m);

@@ -759,7 +759,8 @@ private:
 
   void emitMmaNK() {
     int64_t R = s.rows, mt = s.mtile / kMmaColsPerTile, U = s.unroll;
-    int64_t chunks = K() / kMmaChunk;
+    int64_t span = s.vec; // K elements per lane and step
+    int64_t chunk = geo.chunk, chunks = K() / chunk;
     bool f16 = aElem.isF16();
     bool quantized = bElem.isInteger(8);
     Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
@@ -778,7 +779,7 @@ private:
       Value m = g.add(m0, g.add(gi, g.c32(8 * i)));
       xRow.push_back(aBase(g.umin(m, g.c32(M() - 1))));
     }
-    Value laneK = g.mul(g.zext64(ti), g.c64(16));
+    Value laneK = g.mul(g.zext64(ti), g.c64(span));
 
     // acc[(r * mt + i) * 4 + c]
     int64_t count = geo.accPerThread;
@@ -791,19 +792,20 @@ private:
       SmallVector<SmallVector<Raw>> wraw(n), xraw(n);
       SmallVector<Value> kOff(n);
       for (int64_t u = 0; u < n; ++u) {
-        kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(kMmaChunk)),
+        kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)),
                         laneK);
         for (Value row : wRow)
           wraw[u].push_back(loadRaw(g.gep(row, g.mul(kOff[u], g.c64(eb))),
-                                    16 * eb, true));
+                                    span * eb, true));
       }
       for (int64_t u = 0; u < n; ++u)
         for (Value row : xRow)
           xraw[u].push_back(
-              loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), 32, true));
+              loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), span * ea, true));
       for (int64_t u = 0; u < n; ++u)
-        for (int64_t j = 0; j < 4; ++j) {
-          // A fragments of each weight tile for k-step j.
+        for (int64_t j = 0; j < span / 4; ++j) {
+          // A fragments of each weight tile for k-step j (k = 4j..4j+3 of
+          // each lane's span).
           SmallVector<SmallVector<Value, 4>> afrag(R);
           for (int64_t r = 0; r < R; ++r) {
             const Raw &lo = wraw[u][r * 2], &hi = wraw[u][r * 2 + 1];

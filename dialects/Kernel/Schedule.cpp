@@ -145,7 +145,7 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   }
   if (s.kind == ScheduleKind::mma) {
     g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
-    g.chunk = kMmaChunk;
+    g.chunk = 4 * s.vec; // four lanes of a group, vec k's each
     g.accPerThread = 4 * s.rows * std::max<int64_t>(1, s.mtile / 8);
   } else {
     g.accPerThread = c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad
@@ -169,8 +169,9 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
 static constexpr int64_t kMaxStaticShared = 48 * 1024;
 
 static std::string checkRegs(const ScheduleParams &s) {
-  if (s.regs != 0 && (s.regs < 32 || s.regs > 255 || s.regs % 8))
-    return "regs must be 0 (ptxas decides) or a multiple of 8 in [32, 255]";
+  if (s.regs != 0 && s.regs != 255 && (s.regs < 32 || s.regs % 8))
+    return "regs must be 0 (ptxas decides), a multiple of 8 in [32, 248], "
+           "or 255";
   // 64K registers per SM: a block must fit.
   if (s.regs && s.regs * s.warps * 32 > 65536)
     return "regs " + std::to_string(s.regs) + " x " +
@@ -203,8 +204,12 @@ std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
 
 static std::string checkMmaSchedule(const ContractShape &c,
                                     const ScheduleParams &s) {
-  if (s.vec != 16)
-    return "mma schedules load 16 bytes per lane: vec must be 16";
+  if (s.vec != 16 && s.vec != 32 && s.vec != 64)
+    return "mma schedules take vec = 16, 32 or 64 (K elements per lane and "
+           "step)";
+  if (c.k % (4 * s.vec))
+    return "mma vec " + std::to_string(s.vec) + " needs K to be a multiple "
+           "of " + std::to_string(4 * s.vec);
   if (s.mtile % 8 || s.mtile < 8 || s.mtile > 64)
     return "mma schedules need mtile to be 8, 16, 24, ... or 64 (rows of A "
            "in tiles of 8)";
@@ -216,13 +221,11 @@ static std::string checkMmaSchedule(const ContractShape &c,
            "[1, 8]";
   int64_t mt = s.mtile / 8;
   int64_t acc = 4 * s.rows * mt;
-  // Weight words: 2 x 4 per tile; activation words: 8 per tile of A; per
-  // step in flight.
-  int64_t regs = acc + s.unroll * (8 * s.rows + 8 * mt) + 40;
-  if (s.regs && regs > s.regs)
-    return "needs about " + std::to_string(regs) +
-           " registers per thread, more than its cap of " +
-           std::to_string(s.regs);
+  // Per step in flight: two weight rows of vec elements per 16-row tile and
+  // vec activations per 8-row tile.
+  int64_t wordsW = 2 * s.rows * s.vec * dtypeBytes(c.b) / 4;
+  int64_t wordsA = mt * s.vec * 2 / 4;
+  int64_t regs = acc + s.unroll * (wordsW + wordsA) + 40;
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
@@ -261,7 +264,7 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   if (!isPow2In(s.splitk, 1, 64))
     return "splitk must be a power of two in [1, 64]";
   int64_t eb = dtypeBytes(c.b), ea = dtypeBytes(c.a);
-  if (!isPow2In(s.vec, 1, 16) || s.vec < eb)
+  if (s.kind != ScheduleKind::mma && (!isPow2In(s.vec, 1, 16) || s.vec < eb))
     return "vec must be a power of two in [" + std::to_string(eb) +
            ", 16] bytes for " + dtypeName(c.b).str() + " weights";
   ContractGeometry g = contractGeometry(c, s);
@@ -294,10 +297,6 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   else
     regs = s.mtile * s.rows + s.unroll * s.rows * words +
            s.unroll * s.mtile * std::max<int64_t>(1, epl * ea / 4) + 24;
-  if (s.regs && regs > s.regs)
-    return "needs about " + std::to_string(regs) +
-           " registers per thread, more than its cap of " +
-           std::to_string(s.regs);
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +

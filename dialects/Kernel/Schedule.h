@@ -92,7 +92,8 @@ struct ContractGeometry {
 };
 
 /// Tensor-core (mma) tiles: each warp owns `rows` tiles of 16 weight rows and
-/// the block's `mtile` rows of A as mtile / 8 tiles of 8; one K step is 64.
+/// the block's `mtile` rows of A as mtile / 8 tiles of 8; one K step is
+/// 4 * vec (each lane of a group of four takes vec consecutive k's).
 constexpr int64_t kMmaRowsPerTile = 16, kMmaColsPerTile = 8, kMmaChunk = 64;
 
 /// Whether the body and layouts of `op` can use the mma kind ("" if so).
