@@ -1075,7 +1075,7 @@ graph.func @shared_memory(%x: tensor<4x4096xbf16>, %w: tensor<4096x8192xbf16>) -
 // -----
 
 graph.func @mma(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xbf16>) -> tensor<16x8192xbf16> {
-  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v8 u1 mt16 sk1 is illegal: mma schedules load 16 bytes per lane: vec must be 16}}
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v8 u1 mt16 sk1 is illegal: mma schedules take vec = 16, 32 or 64 (K elements per lane and step)}}
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"],
        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 8, unroll = 1, mtile = 16, splitk = 1>}
       : tensor<16x4096xbf16>, tensor<8192x4096xbf16> -> tensor<16x8192xbf16>
