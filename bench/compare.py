@@ -263,14 +263,33 @@ def bench_torch(args, rec, ms, shapes, deadline):
                 return ((out.double() - ref).abs().max().item() /
                         max(refmax, 1e-30))
 
-            variants = []
+            def measure(system, fn, inputs, wbytes, compile_s):
+                try:
+                    out = fn(*inputs)
+                    torch.cuda.synchronize()
+                    err = check(out)
+                    us = timed(fn, inputs, wbytes + m * k * 2 + n * 2)
+                except Exception as e:
+                    log(f"  {system} M={m} {n}x{k}: failed: {e}")
+                    rec.add(system=system, m=m, n=n, k=k, us=None, err=None,
+                            ok=False, error=str(e)[:500])
+                    return
+                rec.add(system=system, m=m, n=n, k=k, us=us, err=err,
+                        ok=err <= 1e-2, compile_s=compile_s)
+                log(f"  {system:<12} M={m:<3} {n}x{k}: {us:8.2f} us  err "
+                    f"{err:.2e}" + (f"  compile {compile_s:.1f} s"
+                                    if compile_s else ""))
+
             if "eager" in args.systems:
-                variants.append(("eager", woq, (x, w, s), n * k, 0.0))
+                measure("eager", woq, (x, w, s), n * k, 0.0)
             if "cublas_bf16" in args.systems:
                 wb = w.to(torch.bfloat16)
-                variants.append(("cublas_bf16",
-                                 lambda x, wb, s: F.linear(x, wb) * s,
-                                 (x, wb, s), 2 * n * k, 0.0))
+                measure("cublas_bf16", lambda x, wb, s: F.linear(x, wb) * s,
+                        (x, wb, s), 2 * n * k, 0.0)
+                del wb
+            # Each compiled mode is timed right after its compile: a later
+            # torch._dynamo.reset() drops compiled code, and calling it again
+            # would recompile under the then-current config.
             for system, mode, cd in (("inductor", "default", False),
                                      ("inductor_cd", "default", True),
                                      ("max_autotune",
@@ -290,31 +309,14 @@ def bench_torch(args, rec, ms, shapes, deadline):
                 fn = torch.compile(woq, mode=mode, dynamic=False)
                 start = time.time()
                 try:
-                    out = fn(x, w, s)
+                    fn(x, w, s)
                     torch.cuda.synchronize()
                 except Exception as e:  # record, keep going
                     log(f"  {system} M={m} {n}x{k}: compile failed: {e}")
                     rec.add(system=system, m=m, n=n, k=k, us=None,
                             err=None, ok=False, error=str(e)[:500])
                     continue
-                variants.append((system, fn, (x, w, s), n * k,
-                                 time.time() - start))
-            for system, fn, inputs, wbytes, compile_s in variants:
-                try:
-                    out = fn(*inputs)
-                    torch.cuda.synchronize()
-                    err = check(out)
-                    us = timed(fn, inputs, wbytes + m * k * 2 + n * 2)
-                except Exception as e:
-                    log(f"  {system} M={m} {n}x{k}: failed: {e}")
-                    rec.add(system=system, m=m, n=n, k=k, us=None, err=None,
-                            ok=False, error=str(e)[:500])
-                    continue
-                rec.add(system=system, m=m, n=n, k=k, us=us, err=err,
-                        ok=err <= 1e-2, compile_s=compile_s)
-                log(f"  {system:<12} M={m:<3} {n}x{k}: {us:8.2f} us  err "
-                    f"{err:.2e}" + (f"  compile {compile_s:.1f} s"
-                                    if compile_s else ""))
+                measure(system, fn, (x, w, s), n * k, time.time() - start)
             torch._inductor.config.coordinate_descent_tuning = False
             del x, w, s, ref
             torch.cuda.empty_cache()
@@ -349,7 +351,8 @@ def report(args, rec, ms, shapes):
                  "against fp64 (errors in results.json); a failed check "
                  "shows as ✗.")
     lines.append("")
-    systems = [s for s in SYSTEMS if s in args.systems]
+    present = {r["system"] for r in rec.rows}
+    systems = [s for s in SYSTEMS if s in present]
     head = ["N x K", "M", "floor"] + [LABELS[s] for s in systems] + \
         ["mtc GB/s", "%ceil"] + [f"vs {LABELS[s]}" for s in systems[1:]] + \
         ["mtc tune s"]
