@@ -5,7 +5,13 @@
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/ADT/StringExtras.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <chrono>
@@ -26,12 +32,69 @@ llvm::Expected<Device &> LazyDevice::get() {
   return *device;
 }
 
-llvm::Expected<const DeviceIdentity &> LazyDevice::identity() {
-  if (!id) {
-    llvm::Expected<DeviceIdentity> i = identifyDevice();
-    if (!i)
-      return i.takeError();
-    id = *i;
+/// What the kernel driver says about itself and its GPUs, plus the
+/// environment that selects a device: "" if /proc has no NVIDIA driver.
+static std::string driverFingerprint() {
+  auto buf = llvm::MemoryBuffer::getFileAsStream("/proc/driver/nvidia/version");
+  if (!buf)
+    return "";
+  std::string key = (*buf)->getBuffer().str();
+  std::error_code ec;
+  std::vector<std::string> gpus;
+  for (llvm::sys::fs::directory_iterator it("/proc/driver/nvidia/gpus", ec),
+       end;
+       it != end && !ec; it.increment(ec))
+    gpus.push_back(llvm::sys::path::filename(it->path()).str());
+  std::sort(gpus.begin(), gpus.end());
+  for (const std::string &g : gpus)
+    key += "\ngpu " + g;
+  for (const char *var : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+                          "MTC_CUDA_LIBRARY"})
+    if (const char *v = getenv(var))
+      key += std::string("\n") + var + "=" + v;
+  return key;
+}
+
+llvm::Expected<const DeviceIdentity &>
+LazyDevice::identity(llvm::StringRef cacheDir) {
+  if (id)
+    return *id;
+  std::string fingerprint = driverFingerprint();
+  SmallString<256> path;
+  if (!fingerprint.empty()) {
+    llvm::SHA256 sha;
+    sha.update(fingerprint);
+    path = cacheDir.empty() ? TuneCache::defaultDir() : cacheDir.str();
+    llvm::sys::path::append(
+        path, "device-" + llvm::toHex(sha.final(), true).substr(0, 16) +
+                  ".json");
+    if (auto buf = llvm::MemoryBuffer::getFile(path)) {
+      llvm::Expected<llvm::json::Value> v =
+          llvm::json::parse((*buf)->getBuffer());
+      const llvm::json::Object *o = v ? v->getAsObject() : nullptr;
+      if (!v)
+        llvm::consumeError(v.takeError());
+      if (o && o->getString("name") && o->getString("cc") &&
+          o->getString("driver")) {
+        id = DeviceIdentity{o->getString("name")->str(),
+                            o->getString("cc")->str(),
+                            o->getString("driver")->str()};
+        return *id;
+      }
+    }
+  }
+  llvm::Expected<DeviceIdentity> i = identifyDevice();
+  if (!i)
+    return i.takeError();
+  id = *i;
+  if (!path.empty()) {
+    llvm::json::Object o{{"name", id->name},
+                         {"cc", id->computeCapability},
+                         {"driver", id->driver}};
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+    // Best effort: without it the next run asks the driver again.
+    llvm::consumeError(writeFileAtomically(
+        path, llvm::formatv("{0}", llvm::json::Value(std::move(o))).str()));
   }
   return *id;
 }
@@ -118,7 +181,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
                            .without_terminator())
     ops.push_back(&op);
 
-  llvm::Expected<const DeviceIdentity &> id = lazy.identity();
+  llvm::Expected<const DeviceIdentity &> id = lazy.identity(tuning.cacheDir);
   if (!id)
     return id.takeError();
   TuneCache cache(tuning.cacheDir);

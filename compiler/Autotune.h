@@ -45,8 +45,11 @@ struct KernelTuning {
 class LazyDevice {
 public:
   llvm::Expected<Device &> get();
-  /// The identity for cache keys (no context needed).
-  llvm::Expected<const DeviceIdentity &> identity();
+  /// The identity for cache keys. Initialising the CUDA driver to learn it
+  /// costs about 0.3 s, so it is remembered in `cacheDir` under a key made of
+  /// the kernel driver's /proc entries (version, GPUs) and the environment
+  /// that picks the device; a new driver or GPU gives a new key.
+  llvm::Expected<const DeviceIdentity &> identity(llvm::StringRef cacheDir);
 
 private:
   std::unique_ptr<Device> device;
