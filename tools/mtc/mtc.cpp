@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "compiler/Autotune.h"
 #include "compiler/Compiler.h"
+#include "compiler/Diagnostics.h"
 #include "compiler/Input.h"
 #include "compiler/Ptx.h"
 #include "compiler/Version.h"
@@ -27,6 +28,7 @@
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
 #include <fmt/format.h>
 
 using namespace mlir;
@@ -150,13 +152,14 @@ int failWith(llvm::Error err) {
 struct Input {
   MLIRContext ctx;
   llvm::SourceMgr sm;
-  std::unique_ptr<SourceMgrDiagnosticHandler> handler;
+  std::unique_ptr<ClippingDiagnosticHandler> handler;
   Input() : ctx(MLIRContext::Threading::DISABLED) {
     DialectRegistry registry;
     registerCompilerDialects(registry);
     ctx.appendDialectRegistry(registry);
     ctx.loadAllAvailableDialects();
-    handler = std::make_unique<SourceMgrDiagnosticHandler>(sm, &ctx);
+    handler = std::make_unique<ClippingDiagnosticHandler>(sm, &ctx,
+                                                          llvm::errs());
   }
 
   /// One graph to compile: with `--bind M=1,2,4`, one per graph and value.
@@ -743,6 +746,9 @@ int tuneMain() {
 
 int main(int argc, char **argv) {
   llvm::sys::PrintStackTraceOnErrorSignal(argv[0]);
+  // A full disk or a file-size limit must fail the write (EFBIG), which mtc
+  // reports, instead of killing the process with half-written files.
+  signal(SIGXFSZ, SIG_IGN);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "mtc " << MTC_VERSION << " (LLVM/MLIR " << MTC_LLVM_VERSION_STRING
        << ")\n";
