@@ -231,6 +231,16 @@ Value inlineBlock(OpBuilder &b, Block &block, ValueRange args) {
       cast<YieldOp>(block.getTerminator()).getValue());
 }
 
+/// Moves the ops of `from` (terminator included) to the end of `to`, its
+/// arguments replaced by `args`. The scalar ops are not changed, so the
+/// rewrite driver is not told about each of them: re-visiting a chain's
+/// whole body after every merge would make fusion quadratic in its length.
+void spliceBlock(Block &from, Block &to, ValueRange args) {
+  for (auto [arg, v] : llvm::zip(from.getArguments(), args))
+    arg.replaceAllUsesWith(v);
+  to.getOperations().splice(to.end(), from.getOperations());
+}
+
 /// Adds an entry block with arguments of `types` to `region` and fills it:
 /// `fill` returns the value to yield.
 void fillRegion(OpBuilder &b, Location loc, Region &region,
@@ -481,17 +491,27 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
       fused.getBody().takeBody(c.getBody());
       SmallVector<Type> types{rewriter.getF32Type()};
       llvm::append_range(types, ep.elementTypes());
-      Block &oldEpilogue = c.getEpilogue().front();
       unsigned numOld = c.getEpilogueInputs().size();
-      fillRegion(rewriter, loc, fused.getEpilogue(), types,
-                 [&](OpBuilder &b, ValueRange args) {
-                   Value y = inlineBlock(b, oldEpilogue,
-                                         args.take_front(1 + numOld));
-                   SmallVector<Value> consumerArgs;
-                   for (int idx : consumerArg)
-                     consumerArgs.push_back(idx < 0 ? y : args[1 + idx]);
-                   return inlineBlock(b, op.getBody().front(), consumerArgs);
-                 });
+      {
+        // The contraction's epilogue (possibly long) is moved, the consumer
+        // cloned after it.
+        OpBuilder::InsertionGuard guard(rewriter);
+        SmallVector<Location> locs(types.size(), loc);
+        Block *block =
+            rewriter.createBlock(&fused.getEpilogue(), {}, types, locs);
+        ValueRange args = block->getArguments();
+        spliceBlock(c.getEpilogue().front(), *block,
+                    args.take_front(1 + numOld));
+        auto oldYield = cast<YieldOp>(block->getTerminator());
+        Value y = oldYield.getValue();
+        rewriter.setInsertionPoint(oldYield);
+        SmallVector<Value> consumerArgs;
+        for (int idx : consumerArg)
+          consumerArgs.push_back(idx < 0 ? y : args[1 + idx]);
+        Value r = inlineBlock(rewriter, op.getBody().front(), consumerArgs);
+        YieldOp::create(rewriter, loc, r);
+        rewriter.eraseOp(oldYield);
+      }
       rewriter.replaceOp(op, fused.getResult());
       rewriter.eraseOp(c);
       ++stat;
@@ -535,19 +555,41 @@ std::optional<Inlined> inlineProducer(ValueRange consumerInputs,
   return r;
 }
 
-/// Builds the merged region body: producer first, then the consumer with the
-/// producer's value in place of `v`. `args` are the new region's arguments
-/// for the inputs; `leading` are arguments before them (the epilogue's acc).
-Value mergeBodies(OpBuilder &b, const Inlined &m, Block &producer,
-                  Block &consumer, ValueRange leading, ValueRange args) {
+/// Fills the empty `region` with the merged body: the producer's body is
+/// cloned first (it is a node or two), then the consumer's block is moved in
+/// after it (it may be a long fused chain; moving keeps a chain of n fusions
+/// linear instead of quadratic), its `v` argument replaced by the producer's
+/// value. `leading` arguments (the epilogue's acc) come before the inputs.
+void mergeBodies(PatternRewriter &rw, Location loc, Region &region,
+                 ArrayRef<Type> types, unsigned leading, const Inlined &m,
+                 Block &producer, Block &consumer) {
+  OpBuilder::InsertionGuard guard(rw);
+  SmallVector<Location> locs(types.size(), loc);
+  Block *block = rw.createBlock(&region, {}, types, locs);
+  rw.setInsertionPointToStart(block);
+  ValueRange args = block->getArguments().drop_front(leading);
   SmallVector<Value> prodArgs;
   for (unsigned idx : m.producerArg)
     prodArgs.push_back(args[idx]);
-  Value pv = inlineBlock(b, producer, prodArgs);
-  SmallVector<Value> consArgs(leading.begin(), leading.end());
+  Value pv = inlineBlock(rw, producer, prodArgs);
+  SmallVector<Value> consArgs(block->getArguments().take_front(leading));
   for (int idx : m.consumerArg)
     consArgs.push_back(idx < 0 ? pv : args[idx]);
-  return inlineBlock(b, consumer, consArgs);
+  spliceBlock(consumer, *block, consArgs);
+}
+
+/// True if `op` will be inlined into the elementwise kernel that is its only
+/// user; fusion then waits for that consumer, so chains are merged from their
+/// end and every node is moved once.
+bool willBeAbsorbed(ElementwiseOp op) {
+  Value v = op.getResult();
+  if (!v.hasOneUse() && !llvm::all_equal(v.getUsers()))
+    return false;
+  auto consumer = dyn_cast<ElementwiseOp>(*v.getUsers().begin());
+  if (!consumer)
+    return false;
+  return bool(inlineProducer(consumer.getInputs(),
+                             mapsOf(consumer.getIndexingMaps()), 0, v, op));
 }
 
 struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
@@ -556,6 +598,8 @@ struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
 
   LogicalResult matchAndRewrite(ElementwiseOp op,
                                 PatternRewriter &rewriter) const override {
+    if (willBeAbsorbed(op))
+      return rewriter.notifyMatchFailure(op, "its consumer will absorb it");
     SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
     for (Value v : op.getInputs()) {
       auto prod = v.getDefiningOp<ElementwiseOp>();
@@ -565,15 +609,16 @@ struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
           inlineProducer(op.getInputs(), maps, 0, v, prod);
       if (!m)
         continue;
-      Location loc = fuseLocs(prod, op);
-      Block &prodBody = prod.getBody().front();
-      Block &consBody = op.getBody().front();
-      ElementwiseOp fused = createElementwise(
-          rewriter, loc, op.getType(), m->inputs,
+      // The consumer's location (the last node): a fused location of every
+      // node would grow with the chain.
+      Location loc = op.getLoc();
+      auto fused = ElementwiseOp::create(
+          rewriter, loc, op.getType(), m->inputs.values,
+          mapsAttr(rewriter, m->inputs.maps),
           concatNodes(rewriter, prod.getNodes(), op.getNodes()),
-          [&](OpBuilder &b, ValueRange args) {
-            return mergeBodies(b, *m, prodBody, consBody, {}, args);
-          });
+          ScheduleAttr());
+      mergeBodies(rewriter, loc, fused.getBody(), m->inputs.elementTypes(),
+                  0, *m, prod.getBody().front(), op.getBody().front());
       rewriter.replaceOp(op, fused.getResult());
       rewriter.eraseOp(prod);
       ++stat;
@@ -607,13 +652,8 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
       fused.getBody().takeBody(op.getBody());
       SmallVector<Type> types{rewriter.getF32Type()};
       llvm::append_range(types, m->inputs.elementTypes());
-      Block &prodBody = prod.getBody().front();
-      Block &consBody = op.getEpilogue().front();
-      fillRegion(rewriter, loc, fused.getEpilogue(), types,
-                 [&](OpBuilder &b, ValueRange args) {
-                   return mergeBodies(b, *m, prodBody, consBody,
-                                      args.take_front(1), args.drop_front());
-                 });
+      mergeBodies(rewriter, loc, fused.getEpilogue(), types, 1, *m,
+                  prod.getBody().front(), op.getEpilogue().front());
       rewriter.replaceOp(op, fused.getResult());
       rewriter.eraseOp(prod);
       ++stat;
@@ -654,7 +694,13 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     patterns.add<FuseEpilogue>(&getContext(), numEpilogues);
     patterns.add<FuseElementwiseProducer, FuseEpilogueInputProducer>(
         &getContext(), numElementwiseFusions);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    // Folding is off: the regions hold scalar arith that needs none, and
+    // visiting every moved op again after each merge would make long chains
+    // quadratic.
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(func, std::move(patterns), config)))
       return signalPassFailure();
 
     // 3. Every output in its own buffer written by a kernel.

@@ -334,8 +334,15 @@ struct Input {
 std::string kernelList(const Manifest &m) {
   std::string s;
   for (const KernelInfo &k : m.kernels) {
+    // Long fused chains are summarised: the first and last nodes.
+    std::vector<std::string> shown = k.nodes;
+    if (shown.size() > 8) {
+      size_t more = shown.size() - 6;
+      shown.erase(shown.begin() + 3, shown.end() - 3);
+      shown.insert(shown.begin() + 3, fmt::format("... {} more ...", more));
+    }
     s += fmt::format("\n  {} [{}]: {}", k.name, k.schedule,
-                     llvm::join(k.nodes, ", "));
+                     llvm::join(shown, ", "));
   }
   return s;
 }

@@ -194,7 +194,7 @@ graph.func @batched_transpose_on_a(%x: tensor<2x64x4xf16>, %w: tensor<32x64xf16>
 // CHECK-NEXT:      %[[V:.*]] = arith.extf %[[YB]] : bf16 to f32
 // CHECK-NEXT:      %[[NEG:.*]] = arith.negf %[[V]] : f32
 // CHECK-NEXT:      %[[EXP:.*]] = math.exp %[[NEG]] : f32
-// CHECK-NEXT:      %[[DEN:.*]] = arith.addf %[[EXP]], %[[ONE]] : f32
+// CHECK-NEXT:      %[[DEN:.*]] = arith.addf %[[ONE]], %[[EXP]] : f32
 // CHECK-NEXT:      %[[Q:.*]] = arith.divf %[[V]], %[[DEN]] : f32
 // CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[Q]] : f32 to bf16
 // CHECK-NEXT:      kernel.yield %[[R]] : bf16
