@@ -199,7 +199,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
                 id->driver,
                 options.arch,
                 options.fastDequant ? "fast-dequant" : "cvt-dequant",
-                MTC_VERSION};
+                std::string(MTC_VERSION) + "+" + MTC_BUILD_ID};
     std::vector<std::string> warnings;
     std::optional<TuneEntry> hit;
     if (!tuning.force)

@@ -63,7 +63,8 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
     if (index >= ops.size())
       return llvm::make_error<InputError>(
           "--schedule for " + name + ": graph '" + func.getSymName().str() +
-          "' has " + std::to_string(ops.size()) + " kernels");
+          "' has " + std::to_string(ops.size()) +
+          (ops.size() == 1 ? " kernel" : " kernels"));
     std::string err = checkSchedule(ops[index], schedule);
     if (!err.empty())
       return llvm::make_error<InputError>("schedule '" + schedule.str() +

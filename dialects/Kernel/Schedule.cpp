@@ -65,6 +65,8 @@ std::string ScheduleParams::str() const {
   os << stringifyScheduleKind(kind) << " w" << warps << " r" << rows << " kw"
      << kwarps << " v" << vec << " u" << unroll << " mt" << mtile << " sk"
      << splitk;
+  if (regs)
+    os << " rg" << regs;
   return s;
 }
 
@@ -110,7 +112,7 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
     }
     if (!matched) {
       err = "unknown schedule field '" + f.str() +
-            "' (w, r, kw, v, u, mt, sk followed by a number)";
+            "' (w, r, kw, v, u, mt, sk, rg followed by a number)";
       return std::nullopt;
     }
   }
@@ -475,7 +477,9 @@ LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
   LaunchConfig l;
   int64_t threads = s.warps * 32;
   int64_t n = numElementsOf(op->getResult(0).getType());
-  l.grid = {llvm::divideCeil(n, threads * s.vec), 1, 1};
+  // divideCeil of two int64_t is unsigned; braces do not narrow implicitly.
+  l.grid = {static_cast<int64_t>(llvm::divideCeil(n, threads * s.vec)), 1,
+            1};
   l.block = {threads, 1, 1};
   return l;
 }

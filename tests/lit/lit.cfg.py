@@ -16,7 +16,8 @@ config.test_exec_root = os.path.join(config.mtc_obj_root, "tests", "lit")
 # Captures cannot leak across CHECK-LABELs.
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope --dump-input=fail"
 
-llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.with_system_environment(
+    ["HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

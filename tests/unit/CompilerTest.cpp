@@ -220,7 +220,7 @@ TEST(Compile, BadScheduleIsTheUsersError) {
   opts.schedules[5] = *ScheduleParams::parse("simt", err);
   c = compileGraph(p.graph("woq"), opts);
   ASSERT_FALSE(bool(c));
-  EXPECT_NE(llvm::toString(c.takeError()).find("has 1 kernels"),
+  EXPECT_NE(llvm::toString(c.takeError()).find("has 1 kernel"),
             std::string::npos);
 }
 

@@ -136,6 +136,7 @@ cl::opt<double> tolerance("tol",
 //===----------------------------------------------------------------------===//
 
 int fail(int code, const llvm::Twine &msg) {
+  llvm::outs().flush();
   llvm::errs() << "mtc: error: " << msg << "\n";
   return code;
 }
@@ -525,9 +526,7 @@ llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
     return true;
   llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(graph, inputs);
   if (!ref)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "reference interpreter: " +
-                                       llvm::toString(ref.takeError()));
+    return ref.takeError();
   bool allPassed = true;
   for (auto [name, out, r] : llvm::zip(c.manifest.outputs, outputs, *ref)) {
     Comparison cmp = compare(out, r);
@@ -549,6 +548,11 @@ int runMain() {
   if (batch && in.bucketSymbol.empty())
     return fail(kUserError, "--batch needs --bind with several values of one "
                             "symbol, e.g. --bind M=1,2,4,8");
+  if (batch && batch > in.bucketValues.back())
+    return fail(kUserError, "--batch " + std::to_string(batch) +
+                                " exceeds the largest bucket " +
+                                in.bucketSymbol + "=" +
+                                std::to_string(in.bucketValues.back()));
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
@@ -763,14 +767,27 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({});
   cl::ParseCommandLineOptions(argc, argv,
                               "mtc: graph files to fused GPU kernels\n");
+  int rc = -1;
   if (compileCmd)
-    return compileMain();
-  if (runCmd)
-    return runMain();
-  if (benchCmd)
-    return benchMain();
-  if (tuneCmd)
-    return tuneMain();
+    rc = compileMain();
+  else if (runCmd)
+    rc = runMain();
+  else if (benchCmd)
+    rc = benchMain();
+  else if (tuneCmd)
+    rc = tuneMain();
+  if (rc >= 0) {
+    // A full disk or a closed pipe on stdout is the environment's failure,
+    // reported like any other (LLVM would otherwise abort on exit).
+    llvm::outs().flush();
+    if (std::error_code ec = llvm::outs().error()) {
+      llvm::outs().clear_error();
+      llvm::errs() << "mtc: error: cannot write to standard output: "
+                   << ec.message() << "\n";
+      return kInternalError;
+    }
+    return rc;
+  }
   llvm::errs() << "mtc: error: expected a command: compile, run, tune, bench "
                   "(see mtc --help)\n";
   return kUserError;
