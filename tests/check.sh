@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of mtc: builds (incrementally), then ctest runs the
-# GoogleTest units, lit (dialects, passes, command line, PTX), the GPU test
-# matrix (skipped, with the reason, where there is no GPU) and the ptxas
-# no-spill check (where the CUDA toolkit is installed).
+# Runs every test of mtc:
+#  1. builds (incrementally), then ctest runs the GoogleTest units, lit
+#     (dialects, passes, command line, faults, PTX), the GPU test matrix
+#     (skipped, with the reason, where there is no GPU) and the ptxas no-spill
+#     check (where the CUDA toolkit is installed);
+#  2. the same non-GPU suite built with AddressSanitizer and UBSan;
+#  3. the graph-file fuzzer (libFuzzer, clang) for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${MTC_BUILD_DIR:-build}
@@ -13,3 +16,21 @@ cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 # Say why tests were skipped (ctest only says that they were).
 grep -h "^SKIP:" "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true
+
+# --- sanitizers ---
+# The whole non-GPU suite again, built with AddressSanitizer and UBSan (GCC).
+# Any report fails the run. Two ASan options keep out false positives that
+# come from mixing mtc's instrumented code with Debian's uninstrumented LLVM:
+# allow_user_poisoning=0 (LLVM's headers poison allocator memory in inlined
+# code the libraries then use unannotated) and use_sigaltstack=0 (LLVM's
+# signal handling replaces each thread's alternate signal stack, which ASan
+# would otherwise fail to unmap at thread exit).
+asan=${MTC_ASAN_BUILD_DIR:-build-asan}
+if [ ! -f "$asan/build.ninja" ]; then
+  cmake -S . -B "$asan" -G Ninja -DMTC_SANITIZE=ON
+fi
+cmake --build "$asan"
+ASAN_OPTIONS=detect_leaks=1:allow_user_poisoning=0:use_sigaltstack=0 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir "$asan" --output-on-failure -j "$(nproc)" \
+    -E '^(gpu-tests|ptxas-no-spills)$'
