@@ -517,6 +517,39 @@ private:
     });
   }
 
+  /// For schedules where every thread owns `count` outputs: sums the partial
+  /// results of the warps splitting K through shared memory (`slot(w, j)`
+  /// is output j's place for K piece w; none when kwarps is 1), delivers
+  /// each output from the threads of piece 0, and finishes split-K.
+  void deliverAll(int64_t count, ArrayRef<Value> acc,
+                  function_ref<Value(Value, int64_t)> slot,
+                  function_ref<Value(int64_t)> mOf,
+                  function_ref<Value(int64_t)> nOf) {
+    Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+    if (slot) {
+      for (int64_t j = 0; j < count; ++j)
+        g.store(acc[j], slot(wk, j), 4);
+      g.barrier();
+      g.ifThen(firstPiece, [&] {
+        for (int64_t j = 0; j < count; ++j) {
+          Value sum = g.cf32(0);
+          for (int64_t w = 0; w < s.kwarps; ++w)
+            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
+          deliver(mOf(j), nOf(j), sum);
+        }
+      });
+    } else {
+      for (int64_t j = 0; j < count; ++j)
+        deliver(mOf(j), nOf(j), acc[j]);
+    }
+    splitKFinish([&](function_ref<void(Value, Value)> fn) {
+      g.ifThen(firstPiece, [&] {
+        for (int64_t j = 0; j < count; ++j)
+          fn(mOf(j), nOf(j));
+      });
+    });
+  }
+
   //===--------------------------------------------------------------------===//
   // Weight stored [N, K]
   //===--------------------------------------------------------------------===//
@@ -861,27 +894,10 @@ private:
             lane);
         return sharedElem(red, idx, 4);
       };
-      for (int64_t j = 0; j < count; ++j)
-        g.store(acc[j], slot(wk, j), 4);
-      g.barrier();
-      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
-        for (int64_t j = 0; j < count; ++j) {
-          Value sum = g.cf32(0);
-          for (int64_t w = 0; w < s.kwarps; ++w)
-            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
-          deliver(mOf(j), nOf(j), sum);
-        }
-      });
+      deliverAll(count, acc, slot, mOf, nOf);
     } else {
-      for (int64_t j = 0; j < count; ++j)
-        deliver(mOf(j), nOf(j), acc[j]);
+      deliverAll(count, acc, nullptr, mOf, nOf);
     }
-    splitKFinish([&](function_ref<void(Value, Value)> fn) {
-      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
-        for (int64_t j = 0; j < count; ++j)
-          fn(mOf(j), nOf(j));
-      });
-    });
   }
 
   //===--------------------------------------------------------------------===//
@@ -956,27 +972,10 @@ private:
                   tn),
             4);
       };
-      for (int64_t j = 0; j < count; ++j)
-        g.store(acc[j], slot(wk, j), 4);
-      g.barrier();
-      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
-        for (int64_t j = 0; j < count; ++j) {
-          Value sum = g.cf32(0);
-          for (int64_t w = 0; w < s.kwarps; ++w)
-            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
-          deliver(mOf(j), nOf(j), sum);
-        }
-      });
+      deliverAll(count, acc, slot, mOf, nOf);
     } else {
-      for (int64_t j = 0; j < count; ++j)
-        deliver(mOf(j), nOf(j), acc[j]);
+      deliverAll(count, acc, nullptr, mOf, nOf);
     }
-    splitKFinish([&](function_ref<void(Value, Value)> fn) {
-      g.ifThen(g.cmp(Pred::eq, wk, g.c32(0)), [&] {
-        for (int64_t j = 0; j < count; ++j)
-          fn(mOf(j), nOf(j));
-      });
-    });
   }
 };
 

@@ -352,6 +352,24 @@ std::string kernelList(const Manifest &m) {
 // mtc compile
 //===----------------------------------------------------------------------===//
 
+/// Compiles every selected graph; returns an exit code on failure.
+std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
+  if (!isSupportedArch(arch))
+    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
+                                kSupportedArchs + ")");
+  for (const Input::Target &t : in.targets) {
+    llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
+    if (!o)
+      return failWith(o.takeError());
+    llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
+    if (!c)
+      return failWith(c.takeError());
+    out.push_back(std::move(*c));
+  }
+  return std::nullopt;
+}
+
+
 int compileMain() {
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
@@ -367,15 +385,8 @@ int compileMain() {
     return *rc;
 
   std::vector<CompiledGraph> compiled;
-  for (const Input::Target &t : in.targets) {
-    llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
-    if (!o)
-      return failWith(o.takeError());
-    llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
-    if (!c)
-      return failWith(c.takeError());
-    compiled.push_back(std::move(*c));
-  }
+  if (std::optional<int> rc = compileAll(in, compiled))
+    return *rc;
 
   if (!emitStage.empty()) {
     unsigned index = llvm::find(stages, emitStage) - std::begin(stages);
@@ -449,23 +460,6 @@ int compileMain() {
 //===----------------------------------------------------------------------===//
 // Running on the GPU
 //===----------------------------------------------------------------------===//
-
-/// Compiles every selected graph; returns an exit code on failure.
-std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
-  if (!isSupportedArch(arch))
-    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
-                                kSupportedArchs + ")");
-  for (const Input::Target &t : in.targets) {
-    llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
-    if (!o)
-      return failWith(o.takeError());
-    llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
-    if (!c)
-      return failWith(c.takeError());
-    out.push_back(std::move(*c));
-  }
-  return std::nullopt;
-}
 
 /// Loads `c` on `device` and sets seeded random inputs (kept in `inputs`).
 llvm::Expected<std::unique_ptr<Executor>>
