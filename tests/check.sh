@@ -34,3 +34,21 @@ ASAN_OPTIONS=detect_leaks=1:allow_user_poisoning=0:use_sigaltstack=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$asan" --output-on-failure -j "$(nproc)" \
     -E '^(gpu-tests|ptxas-no-spills)$'
+
+# --- fuzzing ---
+# The graph-file fuzzer (tests/fuzz: libFuzzer, so clang) for
+# MTC_FUZZ_SECONDS (default 60) on a copy of its seed corpus. Its own build
+# folder holds only the fuzzer and the libraries it needs (clang-22, ASan,
+# UBSan, coverage instrumentation). Any crash, sanitizer report, timeout or
+# out-of-memory fails the run and leaves the input in
+# $fuzz/tests/fuzz/artifacts/.
+fuzz=${MTC_FUZZ_BUILD_DIR:-build-fuzz}
+if command -v clang++-22 >/dev/null 2>&1; then
+  CC=clang-22 CXX=clang++-22 cmake -S . -B "$fuzz" -G Ninja -DMTC_FUZZ=ON \
+    -DMTC_SANITIZE=ON -DMTC_ENABLE_TESTS=ON \
+    -DMTC_FUZZ_SECONDS="${MTC_FUZZ_SECONDS:-60}" >/dev/null
+  cmake --build "$fuzz" --target GraphFuzzer
+  ctest --test-dir "$fuzz" --output-on-failure -R '^graph-fuzzer$'
+else
+  echo "SKIP: graph-fuzzer: needs clang-22 and libclang-rt-22-dev (README.md)"
+fi

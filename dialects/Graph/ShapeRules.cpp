@@ -105,6 +105,30 @@ bool broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b, Shape &out,
   return true;
 }
 
+/// M (all dimensions of `a` but the last, together) and N of a contraction
+/// against kMaxContractDim; `b` is the operand `n` comes from.
+static bool checkContractDims(StringRef op, StringRef aName,
+                              ArrayRef<int64_t> a, StringRef bName,
+                              ArrayRef<int64_t> b, int64_t n,
+                              std::string &err) {
+  auto tooLarge = [&](const char *what, StringRef name,
+                      ArrayRef<int64_t> shape, const std::string &value) {
+    err = op.str() + ": " + what + " = " + value + " (from " + name.str() +
+          " " + formatShape(shape) +
+          ") exceeds 2^31 - 1 = 2147483647, the largest M and N of a "
+          "contraction";
+    return false;
+  };
+  std::optional<int64_t> m = numElements(a.drop_back());
+  if (!m)
+    return tooLarge("M", aName, a, "more than 2^40");
+  if (*m > kMaxContractDim)
+    return tooLarge("M", aName, a, std::to_string(*m));
+  if (n > kMaxContractDim)
+    return tooLarge("N", bName, b, std::to_string(n));
+  return true;
+}
+
 bool linearShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w, Shape &out,
                  std::string &err) {
   if (x.empty()) {
@@ -121,6 +145,8 @@ bool linearShape(ArrayRef<int64_t> x, ArrayRef<int64_t> w, Shape &out,
           std::to_string(w[1]) + ")";
     return false;
   }
+  if (!checkContractDims("linear", "x", x, "w", w, w[0], err))
+    return false;
   out.assign(x.begin(), x.end() - 1);
   out.push_back(w[0]);
   return true;
@@ -143,6 +169,8 @@ bool matmulShape(ArrayRef<int64_t> a, ArrayRef<int64_t> b, Shape &out,
           std::to_string(b[0]) + ")";
     return false;
   }
+  if (!checkContractDims("matmul", "a", a, "b", b, b[1], err))
+    return false;
   out.assign(a.begin(), a.end() - 1);
   out.push_back(b[1]);
   return true;

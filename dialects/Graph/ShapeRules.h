@@ -33,6 +33,11 @@ using Shape = llvm::SmallVector<int64_t, 4>;
 /// beyond it are user errors, and the limit keeps every byte count in int64.
 constexpr int64_t kMaxElements = int64_t(1) << 40;
 
+/// The largest M (the rows of a linear's x or a matmul's a: all their
+/// dimensions but the last, together) and N of a contraction. mtc's
+/// contraction kernels index output rows and columns with 32-bit integers.
+constexpr int64_t kMaxContractDim = (int64_t(1) << 31) - 1;
+
 /// Number of elements, or std::nullopt if the product exceeds kMaxElements
 /// (this also catches products that would overflow 64 bits).
 std::optional<int64_t> numElements(llvm::ArrayRef<int64_t> shape);
@@ -48,11 +53,13 @@ bool checkShape(llvm::ArrayRef<int64_t> shape, std::string &err);
 bool broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
                      Shape &out, std::string &err);
 
-/// linear(x, w): x [..., K], w [N, K] -> [..., N].
+/// linear(x, w): x [..., K], w [N, K] -> [..., N]; M and N at most
+/// kMaxContractDim.
 bool linearShape(llvm::ArrayRef<int64_t> x, llvm::ArrayRef<int64_t> w,
                  Shape &out, std::string &err);
 
-/// matmul(a, b): a [..., M, K], b [K, N] -> [..., M, N].
+/// matmul(a, b): a [..., M, K], b [K, N] -> [..., M, N]; M (all of a's
+/// dimensions but the last) and N at most kMaxContractDim.
 bool matmulShape(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b,
                  Shape &out, std::string &err);
 

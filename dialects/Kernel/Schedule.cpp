@@ -440,7 +440,26 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
     else
       break;
   }
-  return s;
+  if (checkContractSchedule(c, s).empty())
+    return s;
+  // Outputs so large that narrow blocks need more than 2^31 - 1 of them:
+  // take the legal schedule with the fewest blocks. One always exists for
+  // the shapes the graph dialect accepts (M, N < 2^31, at most 2^40 outputs):
+  // 32 warps of 16 rows, 8 rows of M and 1-element loads fit the registers.
+  std::optional<ScheduleParams> widest;
+  int64_t fewest = 0;
+  ScheduleParams w = s;
+  w.warps = 32;
+  w.kwarps = w.unroll = w.splitk = 1;
+  for (w.vec = 16; w.vec >= eb; w.vec /= 2)
+    for (w.rows = 16; w.rows >= 1; w.rows /= 2)
+      for (w.mtile = std::min<int64_t>(c.m, 16); w.mtile >= 1; w.mtile /= 2)
+        if (checkContractSchedule(c, w).empty()) {
+          int64_t blocks = contractLaunchConfig(c, w).grid[0];
+          if (!widest || blocks < fewest)
+            widest = w, fewest = blocks;
+        }
+  return widest.value_or(s);
 }
 
 ScheduleParams mtc::kernel::defaultSchedule(Operation *op) {
@@ -451,6 +470,13 @@ ScheduleParams mtc::kernel::defaultSchedule(Operation *op) {
   s.warps = 4;
   s.vec = 4;
   s.rows = s.kwarps = s.unroll = s.mtile = s.splitk = 1;
+  // Huge tensors: bigger blocks until the grid fits (2^40 elements need at
+  // most 32 warps of 16 elements per thread).
+  int64_t n = numElementsOf(op->getResult(0).getType());
+  while (!checkElementwiseSchedule(n, s).empty() && s.warps < 32)
+    s.warps *= 2;
+  while (!checkElementwiseSchedule(n, s).empty() && s.vec < 16)
+    s.vec *= 2;
   return s;
 }
 
