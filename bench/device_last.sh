@@ -16,7 +16,7 @@ for i in 1 2 3; do
 done 2>&1 | tee "$OUT/cached.txt"
 echo "== real out-of-memory"
 printf 'graph huge(x: bf16[1, 400000], w: i8[400000, 400000]) -> bf16[1, 400000] {\n  wf = convert(w, bf16)\n  y = linear(x, wf)\n  return y\n}\n' > /tmp/huge.graph
-"$MTC" run /tmp/huge.graph 2>&1 | tail -2; echo "exit=$?"
+"$MTC" run /tmp/huge.graph > /tmp/huge.log 2>&1; rc=$?; tail -2 /tmp/huge.log; echo "exit=$rc"
 echo "== ncu: mma kernels, 8192x8192"
 for m in 16 128; do
   timeout 90 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
