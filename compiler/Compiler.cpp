@@ -358,7 +358,7 @@ llvm::Error writeFileAtomically(StringRef path, StringRef contents) {
                                    path.str().c_str(), ec.message().c_str());
   // Ctrl-C between here and the rename must not leave the temporary behind.
   llvm::sys::RemoveFileOnSignal(tmp);
-  auto forget = llvm::make_scope_exit(
+  llvm::scope_exit forget(
       [&] { llvm::sys::DontRemoveFileOnSignal(tmp); });
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);

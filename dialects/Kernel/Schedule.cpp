@@ -215,7 +215,7 @@ static std::string checkMmaSchedule(const ContractShape &c,
   if (s.mtile % 8 || s.mtile < 8 || s.mtile > 64)
     return "mma schedules need mtile to be 8, 16, 24, ... or 64 (rows of A "
            "in tiles of 8)";
-  if (s.mtile > llvm::alignTo(c.m, 8))
+  if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
     return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
            std::to_string(c.m) + " rounded up to 8";
   if (!isPow2In(s.rows, 1, 8))
