@@ -349,22 +349,28 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c);
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
 /// M (up to 32 rows) in one block so every weight byte is read once, and
 /// warps splitting K until about 16 warps per multiprocessor stream weights.
+/// With a single 8-row tile of M (M <= 8) the kernel is a weight stream:
+/// 32 k's a lane, four steps in flight and every warp of a block on the
+/// same weight rows (bench/results/2026-11-29-rerun/heuristic_points.txt:
+/// 1.3x to 1.6x faster than 16 k's, two steps and two warps along N, on
+/// all seven suite shapes at M = 2).
 static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) {
   ScheduleParams s;
   s.kind = ScheduleKind::mma;
-  s.vec = 16;
   s.rows = 1;
   s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 32);
-  s.unroll = 2;
+  bool stream = s.mtile == kMmaColsPerTile;
+  s.vec = stream && c.k % (4 * 32) == 0 ? 32 : 16;
+  s.unroll = stream ? 4 : 2;
   s.splitk = 1;
   int64_t tiles = llvm::divideCeil(c.n, kMmaRowsPerTile) *
                   llvm::divideCeil(c.m, s.mtile);
-  int64_t chunks = c.k / kMmaChunk;
+  int64_t chunks = c.k / (4 * s.vec);
   s.kwarps = 1;
   while (s.kwarps < 8 && tiles * s.kwarps < 16 * 132 &&
          chunks / (s.kwarps * 2) >= 4)
     s.kwarps *= 2;
-  s.warps = std::max<int64_t>(4, 2 * s.kwarps);
+  s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
   for (int guard = 0; guard < 16 && !checkContractSchedule(c, s).empty();
        ++guard) {
     if (s.unroll > 1)
