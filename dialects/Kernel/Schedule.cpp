@@ -352,7 +352,7 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c);
 /// With a single 8-row tile of M (M <= 8) the kernel is a weight stream:
 /// 32 k's a lane, four steps in flight and every warp of a block on the
 /// same weight rows (bench/results/2026-11-29-rerun/heuristic_points.txt:
-/// 1.3x to 1.6x faster than 16 k's, two steps and two warps along N, on
+/// 1.1x to 1.6x faster than 16 k's, two steps and two warps along N, on
 /// all seven suite shapes at M = 2).
 static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) {
   ScheduleParams s;
