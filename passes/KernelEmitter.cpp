@@ -134,6 +134,26 @@ public:
   // Loads and element extraction
   //===--------------------------------------------------------------------===//
 
+  /// Steps [begin, end) of a K loop, `unroll` at a time: a loop over groups
+  /// of `unroll` steps (`step(first, unroll, iters)`), then single steps for
+  /// the remainder.
+  using Step = llvm::function_ref<SmallVector<Value>(Value first, int64_t n,
+                                                      ValueRange iters)>;
+  SmallVector<Value> unrolledLoop(Value begin, Value end, int64_t unroll,
+                                  ValueRange init, Step step) {
+    Value groups = g.udiv(g.sub(end, begin), g.c64(unroll));
+    SmallVector<Value> acc = g.forLoop(
+        g.c64(0), groups, g.c64(1), init, [&](Value iv, ValueRange iters) {
+          return step(g.add(begin, g.mul(iv, g.c64(unroll))), unroll, iters);
+        });
+    if (unroll > 1)
+      acc = g.forLoop(g.add(begin, g.mul(groups, g.c64(unroll))), end,
+                      g.c64(1), acc, [&](Value iv, ValueRange iters) {
+                        return step(iv, 1, iters);
+                      });
+    return acc;
+  }
+
   Raw loadRaw(Value ptr, unsigned bytes, bool invariant) {
     Raw r;
     r.bytes = bytes;
@@ -602,19 +622,7 @@ private:
       return a;
     };
 
-    // Groups of `unroll` steps, then single steps.
-    int64_t U = s.unroll;
-    Value groups = g.udiv(g.sub(cEnd, cBegin), g.c64(U));
-    acc = g.forLoop(g.c64(0), groups, g.c64(1), acc,
-                    [&](Value iv, ValueRange iters) {
-                      return step(g.add(cBegin, g.mul(iv, g.c64(U))), U,
-                                  iters);
-                    });
-    if (U > 1)
-      acc = g.forLoop(g.add(cBegin, g.mul(groups, g.c64(U))), cEnd, g.c64(1),
-                      acc, [&](Value iv, ValueRange iters) {
-                        return step(iv, 1, iters);
-                      });
+    acc = unrolledLoop(cBegin, cEnd, s.unroll, acc, step);
     // K % chunk leftover elements: the last piece, one element per lane.
     if (tailStart < K()) {
       Value isLast = g.cmp(Pred::eq, piece, g.c32(geo.pieces - 1));
@@ -863,17 +871,7 @@ private:
         }
       return a;
     };
-    Value groups = g.udiv(g.sub(cEnd, cBegin), g.c64(U));
-    acc = g.forLoop(g.c64(0), groups, g.c64(1), acc,
-                    [&](Value iv, ValueRange iters) {
-                      return step(g.add(cBegin, g.mul(iv, g.c64(U))), U,
-                                  iters);
-                    });
-    if (U > 1)
-      acc = g.forLoop(g.add(cBegin, g.mul(groups, g.c64(U))), cEnd, g.c64(1),
-                      acc, [&](Value iv, ValueRange iters) {
-                        return step(iv, 1, iters);
-                      });
+    acc = unrolledLoop(cBegin, cEnd, U, acc, step);
 
     // Accumulator c of tile (r, i): weight row g (+8 for c >= 2), activation
     // row 2t (+1 for odd c).
@@ -946,17 +944,7 @@ private:
       }
       return a;
     };
-    int64_t U = s.unroll;
-    Value groups = g.udiv(g.sub(kEnd, kBegin), g.c64(U));
-    acc = g.forLoop(g.c64(0), groups, g.c64(1), acc,
-                    [&](Value iv, ValueRange iters) {
-                      return step(g.add(kBegin, g.mul(iv, g.c64(U))), U, iters);
-                    });
-    if (U > 1)
-      acc = g.forLoop(g.add(kBegin, g.mul(groups, g.c64(U))), kEnd, g.c64(1),
-                      acc, [&](Value iv, ValueRange iters) {
-                        return step(iv, 1, iters);
-                      });
+    acc = unrolledLoop(kBegin, kEnd, s.unroll, acc, step);
 
     auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / (rows * epl))); };
     auto nOf = [&](int64_t j) {
