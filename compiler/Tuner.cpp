@@ -9,56 +9,12 @@ using namespace mtc::kernel;
 namespace mtc {
 namespace {
 
-/// One axis of the search: the values a schedule field may take, in order.
+/// One axis of the search: a schedule field and the values it may take, in
+/// order.
 struct Coordinate {
-  const char *name;
+  int64_t ScheduleParams::*field;
   std::vector<int64_t> values;
-  int64_t get(const ScheduleParams &s) const;
-  void set(ScheduleParams &s, int64_t v) const;
 };
-
-int64_t Coordinate::get(const ScheduleParams &s) const {
-  std::string n = name;
-  if (n == "kind")
-    return int64_t(s.kind);
-  if (n == "warps")
-    return s.warps;
-  if (n == "rows")
-    return s.rows;
-  if (n == "kwarps")
-    return s.kwarps;
-  if (n == "vec")
-    return s.vec;
-  if (n == "unroll")
-    return s.unroll;
-  if (n == "mtile")
-    return s.mtile;
-  if (n == "regs")
-    return s.regs;
-  return s.splitk;
-}
-
-void Coordinate::set(ScheduleParams &s, int64_t v) const {
-  std::string n = name;
-  if (n == "kind")
-    s.kind = ScheduleKind(v);
-  else if (n == "warps")
-    s.warps = v;
-  else if (n == "rows")
-    s.rows = v;
-  else if (n == "kwarps")
-    s.kwarps = v;
-  else if (n == "vec")
-    s.vec = v;
-  else if (n == "unroll")
-    s.unroll = v;
-  else if (n == "mtile")
-    s.mtile = v;
-  else if (n == "regs")
-    s.regs = v;
-  else
-    s.splitk = v;
-}
 
 std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
   std::vector<int64_t> v;
@@ -71,28 +27,28 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
                                        const TuneOptions &o) {
   std::vector<Coordinate> cs;
   if (start.kind == ScheduleKind::elementwise) {
-    cs.push_back({"warps", powersOfTwo(1, 32)});
-    cs.push_back({"vec", powersOfTwo(1, 16)});
+    cs.push_back({&ScheduleParams::warps, powersOfTwo(1, 32)});
+    cs.push_back({&ScheduleParams::vec, powersOfTwo(1, 16)});
     return cs;
   }
   // Register caps: 0 lets ptxas choose (it may sink loads to gain
   // occupancy); a cap steers it to keep more loads in flight.
   // 255 first: no cap at all, but ptxas stops trading registers for
   // occupancy; then tighter caps.
-  cs.push_back({"regs", {0, 255, 168, 128, 96}});
-  cs.push_back({"warps", powersOfTwo(1, 32)});
-  cs.push_back({"rows", powersOfTwo(1, 16)});
-  cs.push_back({"unroll", powersOfTwo(1, 16)});
-  cs.push_back({"kwarps", powersOfTwo(1, 32)});
-  cs.push_back({"vec", powersOfTwo(1, 64)});
+  cs.push_back({&ScheduleParams::regs, {0, 255, 168, 128, 96}});
+  cs.push_back({&ScheduleParams::warps, powersOfTwo(1, 32)});
+  cs.push_back({&ScheduleParams::rows, powersOfTwo(1, 16)});
+  cs.push_back({&ScheduleParams::unroll, powersOfTwo(1, 16)});
+  cs.push_back({&ScheduleParams::kwarps, powersOfTwo(1, 32)});
+  cs.push_back({&ScheduleParams::vec, powersOfTwo(1, 64)});
   std::vector<int64_t> mt = powersOfTwo(1, 16);
   if (o.m <= 16)
     mt.push_back(o.m);
   mt.push_back(start.mtile);
   std::sort(mt.begin(), mt.end());
   mt.erase(std::unique(mt.begin(), mt.end()), mt.end());
-  cs.push_back({"mtile", mt});
-  cs.push_back({"splitk", powersOfTwo(1, 64)});
+  cs.push_back({&ScheduleParams::mtile, mt});
+  cs.push_back({&ScheduleParams::splitk, powersOfTwo(1, 64)});
   return cs;
 }
 
@@ -100,14 +56,14 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
 /// that leaves the range or the current value is not on the axis).
 std::optional<ScheduleParams> moved(const ScheduleParams &s,
                                     const Coordinate &c, int steps) {
-  auto it = std::find(c.values.begin(), c.values.end(), c.get(s));
+  auto it = std::find(c.values.begin(), c.values.end(), s.*c.field);
   if (it == c.values.end())
     return std::nullopt;
   int64_t pos = (it - c.values.begin()) + steps;
   if (pos < 0 || pos >= int64_t(c.values.size()))
     return std::nullopt;
   ScheduleParams r = s;
-  c.set(r, c.values[pos]);
+  r.*c.field = c.values[pos];
   return r;
 }
 
