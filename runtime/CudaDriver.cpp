@@ -155,8 +155,9 @@ cu::CUresult CudaDriver::elapsedTime(float *ms, cu::CUevent start,
 // Device
 //===----------------------------------------------------------------------===//
 
-/// cuInit and a check that device `ordinal` exists.
-static Error initDriver(const CudaDriver &drv, int ordinal) {
+/// cuInit, a check that device `ordinal` exists, and its handle.
+static Expected<cu::CUdevice> initDevice(const CudaDriver &drv,
+                                         int ordinal) {
   cu::CUresult r = drv.cuInit(0);
   if (r == cu::CUDA_ERROR_NO_DEVICE)
     return withContext(drv.check(r, "cuInit"), "no CUDA device found");
@@ -172,42 +173,60 @@ static Error initDriver(const CudaDriver &drv, int ordinal) {
     return runtimeError(
         fmt::format("there is no CUDA device {} ({} found)", ordinal, count),
         cu::CUDA_ERROR_INVALID_DEVICE);
-  return Error::success();
+  cu::CUdevice dev;
+  if (Error e = drv.check(drv.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
+    return std::move(e);
+  return dev;
+}
+
+namespace {
+/// What names a device in the tuning cache, as the driver reports it.
+struct RawIdentity {
+  int driverVersion = 0, ccMajor = 0, ccMinor = 0;
+  std::string name;
+};
+} // namespace
+
+/// "13.0" for the driver's 13000.
+static std::string formatDriverVersion(int version) {
+  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+}
+
+static Expected<RawIdentity> queryIdentity(const CudaDriver &drv,
+                                           cu::CUdevice dev) {
+  RawIdentity id;
+  if (Error e = drv.check(drv.cuDriverGetVersion(&id.driverVersion),
+                          "cuDriverGetVersion"))
+    return std::move(e);
+  char name[256] = {0};
+  if (Error e = drv.check(drv.cuDeviceGetName(name, sizeof(name) - 1, dev),
+                          "cuDeviceGetName"))
+    return std::move(e);
+  id.name = name;
+  for (auto [attr, out] :
+       {std::pair{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &id.ccMajor},
+        std::pair{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                  &id.ccMinor}})
+    if (Error e = drv.check(drv.cuDeviceGetAttribute(out, attr, dev),
+                            fmt::format("cuDeviceGetAttribute({})", int(attr))))
+      return std::move(e);
+  return id;
 }
 
 Expected<DeviceIdentity> identifyDevice(int ordinal) {
   Expected<const CudaDriver &> drvOr = CudaDriver::get();
   if (!drvOr)
     return drvOr.takeError();
-  const CudaDriver &drv = *drvOr;
-  if (Error e = initDriver(drv, ordinal))
-    return std::move(e);
-  cu::CUdevice dev;
-  if (Error e = drv.check(drv.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
-    return std::move(e);
+  Expected<cu::CUdevice> dev = initDevice(*drvOr, ordinal);
+  if (!dev)
+    return dev.takeError();
+  Expected<RawIdentity> raw = queryIdentity(*drvOr, *dev);
+  if (!raw)
+    return raw.takeError();
   DeviceIdentity id;
-  int version = 0;
-  if (Error e = drv.check(drv.cuDriverGetVersion(&version),
-                          "cuDriverGetVersion"))
-    return std::move(e);
-  id.driver = fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
-  char name[256] = {0};
-  if (Error e = drv.check(drv.cuDeviceGetName(name, sizeof(name) - 1, dev),
-                          "cuDeviceGetName"))
-    return std::move(e);
-  id.name = name;
-  int major = 0, minor = 0;
-  if (Error e = drv.check(
-          drv.cuDeviceGetAttribute(
-              &major, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev),
-          "cuDeviceGetAttribute"))
-    return std::move(e);
-  if (Error e = drv.check(
-          drv.cuDeviceGetAttribute(
-              &minor, cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev),
-          "cuDeviceGetAttribute"))
-    return std::move(e);
-  id.computeCapability = fmt::format("{}.{}", major, minor);
+  id.driver = formatDriverVersion(raw->driverVersion);
+  id.name = raw->name;
+  id.computeCapability = fmt::format("{}.{}", raw->ccMajor, raw->ccMinor);
   return id;
 }
 
@@ -216,21 +235,20 @@ Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   if (!drvOr)
     return drvOr.takeError();
   const CudaDriver &drv = *drvOr;
-  if (Error e = initDriver(drv, ordinal))
-    return std::move(e);
+  Expected<cu::CUdevice> dev = initDevice(drv, ordinal);
+  if (!dev)
+    return dev.takeError();
+  Expected<RawIdentity> raw = queryIdentity(drv, *dev);
+  if (!raw)
+    return raw.takeError();
 
   std::unique_ptr<Device> d(new Device(drv));
   d->ord = ordinal;
-  if (Error e = drv.check(drv.cuDeviceGet(&d->dev, ordinal), "cuDeviceGet"))
-    return std::move(e);
-  if (Error e = drv.check(drv.cuDriverGetVersion(&d->drvVersion),
-                          "cuDriverGetVersion"))
-    return std::move(e);
-  char name[256] = {0};
-  if (Error e = drv.check(drv.cuDeviceGetName(name, sizeof(name) - 1, d->dev),
-                          "cuDeviceGetName"))
-    return std::move(e);
-  d->devName = name;
+  d->dev = *dev;
+  d->drvVersion = raw->driverVersion;
+  d->devName = raw->name;
+  d->ccMajor = raw->ccMajor;
+  d->ccMinor = raw->ccMinor;
 
   auto attr = [&](cu::CUdevice_attribute a, auto &out) -> Error {
     int v = 0;
@@ -241,10 +259,6 @@ Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
     return Error::success();
   };
   using namespace cu;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->ccMajor))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->ccMinor))
-    return std::move(e);
   if (Error e = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->sms))
     return std::move(e);
   if (Error e = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d->l2))
@@ -302,7 +316,7 @@ std::string Device::arch() const {
 }
 
 std::string Device::driverVersionString() const {
-  return fmt::format("{}.{}", drvVersion / 1000, (drvVersion % 1000) / 10);
+  return formatDriverVersion(drvVersion);
 }
 
 Expected<int64_t> Device::freeMemory() const {
