@@ -23,6 +23,7 @@ std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
   return v;
 }
 
+/// The axes for schedules of `start`'s kind.
 std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
                                        const TuneOptions &o) {
   std::vector<Coordinate> cs;
@@ -31,6 +32,7 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
     cs.push_back({&ScheduleParams::vec, powersOfTwo(1, 16)});
     return cs;
   }
+  bool tiled = start.kind == ScheduleKind::tiled;
   // Register caps: 0 lets ptxas choose (it may sink loads to gain
   // occupancy); a cap steers it to keep more loads in flight.
   // 255 first: no cap at all, but ptxas stops trading registers for
@@ -38,11 +40,20 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
   cs.push_back({&ScheduleParams::regs, {0, 255, 168, 128, 96}});
   cs.push_back({&ScheduleParams::warps, powersOfTwo(1, 32)});
   cs.push_back({&ScheduleParams::rows, powersOfTwo(1, 16)});
-  cs.push_back({&ScheduleParams::unroll, powersOfTwo(1, 16)});
-  cs.push_back({&ScheduleParams::kwarps, powersOfTwo(1, 32)});
+  if (tiled) {
+    cs.push_back({&ScheduleParams::mwarps, powersOfTwo(1, 8)});
+    cs.push_back({&ScheduleParams::stages, {2, 3, 4, 5, 6, 8}});
+  } else {
+    cs.push_back({&ScheduleParams::unroll, powersOfTwo(1, 16)});
+    cs.push_back({&ScheduleParams::kwarps, powersOfTwo(1, 32)});
+  }
   cs.push_back({&ScheduleParams::vec, powersOfTwo(1, 64)});
-  std::vector<int64_t> mt = powersOfTwo(1, 16);
-  if (o.m <= 16)
+  // Rows of M per block: powers of two up to 16 (tiled: 8 to 256), M itself
+  // (rounded up to 8 for tensor cores) and wherever the start is.
+  std::vector<int64_t> mt = tiled ? powersOfTwo(8, 256) : powersOfTwo(1, 16);
+  if (tiled)
+    mt.push_back((o.m + 7) / 8 * 8);
+  else if (o.m <= 16)
     mt.push_back(o.m);
   mt.push_back(start.mtile);
   std::sort(mt.begin(), mt.end());
@@ -81,18 +92,30 @@ public:
   TuneResult result;
   std::set<std::string> seen;
 
-  bool exhausted() const { return result.path.size() >= options.maxProbes; }
+  /// Schedules compiled (measured or failed); illegal ones cost nothing.
+  unsigned attempted = 0;
 
-  /// The other kind's start schedule, tried after each sweep: a kind change
-  /// moves every field at once, so it is not a single-field step.
-  bool tryOtherKind() {
+  bool exhausted() const {
+    return attempted >= options.maxProbes ||
+           result.path.size() >= 8 * size_t(options.maxProbes);
+  }
+
+  /// The other kinds' start schedules, tried after the sweeps: a kind
+  /// change moves every field at once, so it is not a single-field step.
+  bool tryOtherKinds() {
     if (!options.startForKind || result.best.kind == ScheduleKind::elementwise)
       return false;
-    ScheduleKind other = result.best.kind == ScheduleKind::simt
-                             ? ScheduleKind::mma
-                             : ScheduleKind::simt;
-    std::optional<ScheduleParams> s = options.startForKind(other);
-    return s && tryCandidate(*s);
+    bool any = false;
+    ScheduleKind here = result.best.kind;
+    for (ScheduleKind other :
+         {ScheduleKind::simt, ScheduleKind::mma, ScheduleKind::tiled}) {
+      if (other == here)
+        continue;
+      std::optional<ScheduleParams> s = options.startForKind(other);
+      if (s && tryCandidate(*s))
+        any = true;
+    }
+    return any;
   }
 
   /// Measures `s` unless seen, illegal or out of budget; returns its time.
@@ -104,6 +127,7 @@ public:
     p.schedule = s;
     std::string why = legal(s);
     if (why.empty()) {
+      ++attempted;
       llvm::Expected<double> t = measure(s);
       if (t) {
         p.micros = *t;
@@ -190,12 +214,14 @@ llvm::Expected<TuneResult> coordinateDescent(
   search.result.startMicros = *t0;
   search.result.bestMicros = *t0;
   search.result.path.back().bestMicros = *t0;
-  std::vector<Coordinate> coords = coordinatesFor(start, options);
-  search.sweeps(coords);
-  if (search.tryOtherKind())
-    search.sweeps(coords);
-  while (options.widePass && !search.exhausted() && search.widePass(coords))
-    search.sweeps(coords);
+  // The axes follow the best schedule's kind.
+  auto coords = [&] { return coordinatesFor(search.result.best, options); };
+  search.sweeps(coords());
+  if (search.tryOtherKinds())
+    search.sweeps(coords());
+  while (options.widePass && !search.exhausted() &&
+         search.widePass(coords()))
+    search.sweeps(coords());
   return search.result;
 }
 

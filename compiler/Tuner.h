@@ -38,7 +38,9 @@ struct TuneOptions {
   /// A change is taken only if it is faster than the best by more than this
   /// fraction (measurement noise is about half a percent).
   double threshold = 0.01;
-  /// At most this many measurements.
+  /// At most this many schedules compiled and measured. Illegal schedules,
+  /// rejected without compiling, do not count (the path holds at most 8x
+  /// this many probes in all).
   unsigned maxProbes = 150;
   /// Run the pairwise pass after the sweeps converge.
   bool widePass = true;

@@ -51,6 +51,9 @@ Value GpuBuilder::lshr(Value x, Value y) {
 Value GpuBuilder::band(Value x, Value y) {
   return arith::AndIOp::create(b, loc, x, y);
 }
+Value GpuBuilder::bor(Value x, Value y) {
+  return arith::OrIOp::create(b, loc, x, y);
+}
 Value GpuBuilder::bxor(Value x, Value y) {
   return arith::XOrIOp::create(b, loc, x, y);
 }

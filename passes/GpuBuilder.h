@@ -40,6 +40,7 @@ public:
   mlir::Value shl(mlir::Value a, mlir::Value b);
   mlir::Value lshr(mlir::Value a, mlir::Value b);
   mlir::Value band(mlir::Value a, mlir::Value b);
+  mlir::Value bor(mlir::Value a, mlir::Value b);
   mlir::Value bxor(mlir::Value a, mlir::Value b);
   mlir::Value umin(mlir::Value a, mlir::Value b);
   mlir::Value cmp(mlir::arith::CmpIPredicate p, mlir::Value a, mlir::Value b);

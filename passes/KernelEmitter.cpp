@@ -126,6 +126,20 @@ public:
     return LLVM::AddressOfOp::create(g.b, g.loc, g.sharedPtr, sym);
   }
 
+  /// The kernel's dynamic shared memory (its size is given at launch).
+  Value dynamicShared() {
+    std::string sym = name + "_dyn";
+    {
+      OpBuilder::InsertionGuard guard(g.b);
+      g.b.setInsertionPoint(func);
+      LLVM::GlobalOp::create(g.b, g.loc, LLVM::LLVMArrayType::get(g.i8, 0),
+                             /*isConstant=*/false, LLVM::Linkage::External,
+                             sym, Attribute(), /*alignment=*/16,
+                             /*addrSpace=*/3);
+    }
+    return LLVM::AddressOfOp::create(g.b, g.loc, g.sharedPtr, sym);
+  }
+
   Value sharedElem(Value base, Value index /*i32*/, unsigned elemBytes) {
     return g.gep(base, g.mul(g.zext64(index), g.c64(elemBytes)));
   }
@@ -368,11 +382,18 @@ public:
     bx = g.udiv(bid, g.c32(geo.gridM));
     Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
     m0 = g.mul(by, g.c32(s.mtile));
+    if (s.kind == ScheduleKind::tiled) {
+      // The warps past the first warpsN tile M, not K.
+      wm = wk;
+      wk = g.c32(0);
+    }
     piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
     this->tid = tid;
 
     if (s.kind == ScheduleKind::mma)
       emitMmaNK();
+    else if (s.kind == ScheduleKind::tiled)
+      emitTiled();
     else if (c.bTransposed)
       emitKN();
     else
@@ -391,7 +412,7 @@ private:
   SmallVector<Operation *> aChain, bChain;
   Value A, B, Out, WS;
   SmallVector<Value> E;
-  Value tid, lane, wn, wk, bid, bx, m0, piece;
+  Value tid, lane, wn, wk, wm, bid, bx, m0, piece;
 
   int64_t M() const { return c.m; }
   int64_t N() const { return c.n; }
@@ -896,6 +917,207 @@ private:
     } else {
       deliverAll(count, acc, nullptr, mOf, nOf);
     }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Tensor cores on shared-memory tiles: the tiled kind
+  //===--------------------------------------------------------------------===//
+  //
+  // A block owns colsPerBlock weight rows (N) and mtile activation rows (M);
+  // its warps form a warpsN x mwarps grid, each owning `rows` 16-row weight
+  // tiles and mtile / mwarps / 8 8-row activation tiles. K advances in tiles
+  // of 4 * vec: every thread copies 16-byte pieces of the next weight and
+  // activation tiles with cp.async into a ring of `stages` shared buffers,
+  // `stages - 1` tiles ahead of the one the warps multiply. One barrier per
+  // tile: after it, every warp is done with the buffer the new copies
+  // overwrite.
+  //
+  // The k order is mma's (emitMmaNK): lane t of a group of four takes the vec
+  // k's [t * vec, t * vec + vec) of each tile, so its operands are contiguous
+  // in shared memory and come in 16-byte loads; the int8 weight is
+  // dequantized in registers right before its mma. Rows are XOR-swizzled in
+  // 16-byte pieces so that the eight lanes of each quarter warp hit
+  // different banks.
+
+  /// Physical 16-byte piece of logical piece `c` in row `row` (i32).
+  Value swizzle(Value c, Value row) {
+    Value x = g.bor(g.band(row, g.c32(1)),
+                    g.shl(g.band(g.lshr(c, g.c32(3)), g.c32(3)), g.c32(1)));
+    return g.bxor(c, x);
+  }
+
+  void emitTiled() {
+    int64_t R = s.rows, V = s.vec, tileK = geo.chunk;
+    int64_t mtw = s.mtile / s.mwarps / kMmaColsPerTile;
+    int64_t threads = s.warps * 32;
+    int64_t wRowBytes = tileK * eb, xRowBytes = tileK * ea;
+    int64_t tiles = K() / tileK;
+    bool f16 = aElem.isF16();
+    bool quantized = bElem.isInteger(8);
+    Value smem = dynamicShared();
+    Value nBlock = g.mul(bx, g.c32(geo.colsPerBlock));
+
+    // Copies: thread tid moves pieces tid, tid + threads, ... of each tile.
+    // The global source (less the tile's K offset) and the shared
+    // destination (less the stage's offset) are the same for every tile.
+    struct Copy {
+      Value src, dst, active; // active: null if every thread copies
+    };
+    SmallVector<Copy> copies;
+    auto plan = [&](int64_t rowsInTile, int64_t rowBytes, int64_t tileOffset,
+                    function_ref<Value(Value)> rowBase) {
+      int64_t perRow = rowBytes / 16, pieces = rowsInTile * perRow;
+      for (int64_t i = 0; i * threads < pieces; ++i) {
+        Value p = g.add(tid, g.c32(i * threads));
+        Value row = g.udiv(p, g.c32(perRow)), c = g.urem(p, g.c32(perRow));
+        Copy cp;
+        cp.src = g.gep(rowBase(row), g.zext64(g.mul(c, g.c32(16))));
+        cp.dst = g.add(g.c32(tileOffset),
+                       g.add(g.mul(row, g.c32(rowBytes)),
+                             g.mul(swizzle(c, row), g.c32(16))));
+        if ((i + 1) * threads > pieces)
+          cp.active = g.cmp(Pred::ult, p, g.c32(pieces));
+        copies.push_back(cp);
+      }
+    };
+    plan(geo.colsPerBlock, wRowBytes, 0, [&](Value row) {
+      Value n = g.umin(g.add(nBlock, row), g.c32(N() - 1));
+      return g.gep(B, g.mul(g.zext64(n), g.c64(K() * eb)));
+    });
+    size_t weightCopies = copies.size();
+    plan(s.mtile, xRowBytes, geo.weightTileBytes, [&](Value row) {
+      return aBase(g.umin(g.add(m0, row), g.c32(M() - 1)));
+    });
+
+    /// Starts the copies of K tile `t` (i64) into ring slot `slot` (i32).
+    auto issue = [&](Value t, Value slot) {
+      Value stage = g.mul(slot, g.c32(geo.stageBytes));
+      Value wK = g.mul(t, g.c64(wRowBytes)), xK = g.mul(t, g.c64(xRowBytes));
+      for (auto [i, cp] : llvm::enumerate(copies)) {
+        auto copy = [&, &cp = cp, i = i] {
+          Value src = g.gep(cp.src, i < weightCopies ? wK : xK);
+          Value dst = g.gep(smem, g.zext64(g.add(stage, cp.dst)));
+          NVVM::CpAsyncOp::create(g.b, g.loc, dst, src, 16,
+                                  NVVM::LoadCacheModifierKind::CG, Value());
+        };
+        if (cp.active)
+          g.ifThen(cp.active, copy);
+        else
+          copy();
+      }
+    };
+    auto commit = [&] { NVVM::CpAsyncCommitGroupOp::create(g.b, g.loc); };
+
+    // This lane's operand rows in a tile: weight rows g and g + 8 of each
+    // 16-row tile, activation row g of each 8-row tile.
+    Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
+    Value wRow0 = g.mul(wn, g.c32(kMmaRowsPerTile * R));
+    Value xRow0 = g.mul(wm, g.c32(mtw * kMmaColsPerTile));
+    SmallVector<Value> wRows, xRows;
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t h = 0; h < 2; ++h)
+        wRows.push_back(g.add(wRow0, g.add(gi, g.c32(16 * r + 8 * h))));
+    for (int64_t i = 0; i < mtw; ++i)
+      xRows.push_back(g.add(xRow0, g.add(gi, g.c32(8 * i))));
+    // Shared offset of the 16-byte piece `q` of this lane's k's in `row`.
+    auto laneOffset = [&](Value row, int64_t rowBytes, int64_t laneBytes,
+                          int64_t q, int64_t tileOffset) {
+      Value c = g.add(g.mul(ti, g.c32(laneBytes / 16)), g.c32(q));
+      return g.add(g.c32(tileOffset),
+                   g.add(g.mul(row, g.c32(rowBytes)),
+                         g.mul(swizzle(c, row), g.c32(16))));
+    };
+
+    // acc[(r * mtw + i) * 4 + c]
+    int64_t count = geo.accPerThread;
+    SmallVector<Value> acc(count, g.cf32(0));
+    auto [tBegin, tEnd] = pieceRange(tiles);
+
+    /// The mma's on K tile in ring slot `slot`: 16 k's of each lane at a
+    /// time (16 * eb bytes of each weight row, 32 of each activation row).
+    auto multiply = [&](Value slot, ValueRange iters) {
+      SmallVector<Value> a(iters.begin(), iters.end());
+      Value stage = g.gep(smem, g.zext64(g.mul(slot, g.c32(geo.stageBytes))));
+      auto loadPieces = [&](Value row, int64_t rowBytes, int64_t laneBytes,
+                            int64_t firstPiece, int64_t n, int64_t tileOffset) {
+        SmallVector<Value> words;
+        for (int64_t q = firstPiece; q < firstPiece + n; ++q) {
+          Value off = laneOffset(row, rowBytes, laneBytes, q, tileOffset);
+          Raw raw = loadRaw(g.gep(stage, g.zext64(off)), 16, false);
+          words.append(raw.words.begin(), raw.words.end());
+        }
+        return words;
+      };
+      for (int64_t q = 0; q < V / 16; ++q) {
+        SmallVector<SmallVector<Value>> w, x;
+        for (Value row : wRows)
+          w.push_back(loadPieces(row, wRowBytes, V * eb, q * eb, eb, 0));
+        for (Value row : xRows)
+          x.push_back(loadPieces(row, xRowBytes, V * ea, q * 2, 2,
+                                 geo.weightTileBytes));
+        for (int64_t j = 0; j < 4; ++j) {
+          SmallVector<SmallVector<Value, 4>> afrag(R);
+          for (int64_t r = 0; r < R; ++r) {
+            ArrayRef<Value> lo = w[2 * r], hi = w[2 * r + 1];
+            Value a0, a1, a2, a3;
+            if (quantized) {
+              std::tie(a0, a2) = dequantPairs(lo[j], f16);
+              std::tie(a1, a3) = dequantPairs(hi[j], f16);
+            } else {
+              a0 = lo[2 * j];
+              a2 = lo[2 * j + 1];
+              a1 = hi[2 * j];
+              a3 = hi[2 * j + 1];
+            }
+            afrag[r] = {a0, a1, a2, a3};
+          }
+          for (int64_t i = 0; i < mtw; ++i)
+            for (int64_t r = 0; r < R; ++r)
+              mma(afrag[r], {x[i][2 * j], x[i][2 * j + 1]},
+                  MutableArrayRef<Value>(a).slice((r * mtw + i) * 4, 4), f16);
+        }
+      }
+      return a;
+    };
+
+    // Prologue: the first stages - 1 tiles.
+    for (int64_t st = 0; st + 1 < s.stages; ++st) {
+      Value t = g.add(tBegin, g.c64(st));
+      g.ifThen(g.cmp(Pred::ult, t, tEnd), [&] { issue(t, g.c32(st)); });
+      commit();
+    }
+    acc = g.forLoop(
+        tBegin, tEnd, g.c64(1), acc,
+        [&](Value t, ValueRange iters) -> SmallVector<Value> {
+          // Tile t has landed (at most stages - 2 younger groups pending)
+          // and every warp is done with tile t - 1's slot.
+          NVVM::CpAsyncWaitGroupOp::create(g.b, g.loc,
+                                           g.b.getI32IntegerAttr(
+                                               int32_t(s.stages - 2)));
+          g.barrier();
+          Value rel = g.sub(t, tBegin);
+          Value next = g.add(t, g.c64(s.stages - 1));
+          g.ifThen(g.cmp(Pred::ult, next, tEnd), [&] {
+            Value slot = g.urem(g.add(rel, g.c64(s.stages - 1)),
+                                g.c64(s.stages));
+            issue(next, g.trunc(g.i32, slot));
+          });
+          commit();
+          return multiply(g.trunc(g.i32, g.urem(rel, g.c64(s.stages))), iters);
+        });
+
+    // Accumulator c of tile (r, i): weight row g (+8 for c >= 2), activation
+    // row 2t (+1 for odd c).
+    Value nWarp = g.add(nBlock, wRow0), mWarp = g.add(m0, xRow0);
+    auto nOf = [&](int64_t j) {
+      int64_t r = j / (4 * mtw), c = j % 4;
+      return g.add(nWarp, g.add(gi, g.c32(16 * r + (c >= 2 ? 8 : 0))));
+    };
+    auto mOf = [&](int64_t j) {
+      int64_t i = (j / 4) % mtw, c = j % 4;
+      return g.add(mWarp, g.add(g.mul(ti, g.c32(2)), g.c32(8 * i + (c % 2))));
+    };
+    deliverAll(count, acc, nullptr, mOf, nOf);
   }
 
   //===--------------------------------------------------------------------===//

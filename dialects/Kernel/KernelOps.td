@@ -46,7 +46,8 @@ class Kernel_Op<string mnemonic, list<Trait> traits = []>
 def Kernel_ScheduleKind : I32EnumAttr<"ScheduleKind", "how a kernel is mapped to the GPU", [
     I32EnumAttrCase<"simt", 0>,
     I32EnumAttrCase<"mma", 1>,
-    I32EnumAttrCase<"elementwise", 2>]> {
+    I32EnumAttrCase<"elementwise", 2>,
+    I32EnumAttrCase<"tiled", 3>]> {
   let cppNamespace = "::mtc::kernel";
   let genSpecializedAttr = 0;
 }
@@ -57,7 +58,10 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
   let description = [{
     - `kind`: `simt` (CUDA cores: every warp streams rows of the weight with
       16-byte loads, accumulates in f32 and reduces with warp shuffles),
-      `mma` (tensor cores), or `elementwise`.
+      `mma` (tensor cores, operands straight from global memory into
+      registers), `tiled` (tensor cores on block tiles of the weight and the
+      activations staged in shared memory through a `cp.async` pipeline),
+      or `elementwise`.
     - `warps`: warps per thread block.
     - `rows`: weight rows (output columns) each warp owns; for a weight stored
       [K, N], vectors along N each lane owns.
@@ -67,6 +71,10 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
       elementwise kernels, elements per thread.
     - `unroll`: K steps whose loads are issued before the first is used.
     - `mtile`: activation rows (M) one block handles.
+    - `mwarps` (tiled): warps of a block along M; the other warps/mwarps
+      split the block's weight rows. Each warp owns mtile/mwarps rows of M.
+    - `stages` (tiled): K tiles of 4 * vec in flight in the shared-memory
+      ring (2 to 8).
     - `splitk`: thread blocks that split K; partial sums are reduced in f32
       and the last block to finish runs the epilogue.
     - `regs`: the most registers a thread may use (`.maxnreg`); 0 leaves it
@@ -81,7 +89,9 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
     "int64_t":$unroll,
     "int64_t":$mtile,
     "int64_t":$splitk,
-    DefaultValuedParameter<"int64_t", "0">:$regs);
+    DefaultValuedParameter<"int64_t", "0">:$regs,
+    DefaultValuedParameter<"int64_t", "1">:$mwarps,
+    DefaultValuedParameter<"int64_t", "1">:$stages);
   let assemblyFormat = "`<` struct(params) `>`";
 }
 

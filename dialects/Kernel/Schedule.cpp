@@ -51,12 +51,14 @@ ScheduleParams ScheduleParams::of(ScheduleAttr a) {
   s.mtile = a.getMtile();
   s.splitk = a.getSplitk();
   s.regs = a.getRegs();
+  s.mwarps = a.getMwarps();
+  s.stages = a.getStages();
   return s;
 }
 
 ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
   return ScheduleAttr::get(ctx, kind, warps, rows, kwarps, vec, unroll, mtile,
-                           splitk, regs);
+                           splitk, regs, mwarps, stages);
 }
 
 std::string ScheduleParams::str() const {
@@ -67,6 +69,10 @@ std::string ScheduleParams::str() const {
      << splitk;
   if (regs)
     os << " rg" << regs;
+  if (mwarps != 1)
+    os << " mw" << mwarps;
+  if (stages != 1)
+    os << " st" << stages;
   return s;
 }
 
@@ -86,13 +92,14 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
   std::optional<ScheduleKind> kind = symbolizeScheduleKind(fields[0]);
   if (!kind) {
     err = "unknown schedule kind '" + fields[0].str() +
-          "' (simt, mma, elementwise)";
+          "' (simt, mma, tiled, elementwise)";
     return std::nullopt;
   }
   s.kind = *kind;
   static const std::pair<StringRef, int64_t ScheduleParams::*> keys[] = {
       {"kw", &ScheduleParams::kwarps}, {"mt", &ScheduleParams::mtile},
       {"sk", &ScheduleParams::splitk}, {"rg", &ScheduleParams::regs},
+      {"mw", &ScheduleParams::mwarps}, {"st", &ScheduleParams::stages},
       {"w", &ScheduleParams::warps},
       {"r", &ScheduleParams::rows},    {"v", &ScheduleParams::vec},
       {"u", &ScheduleParams::unroll}};
@@ -112,7 +119,7 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
     }
     if (!matched) {
       err = "unknown schedule field '" + f.str() +
-            "' (w, r, kw, v, u, mt, sk, rg followed by a number)";
+            "' (w, r, kw, v, u, mt, sk, rg, mw, st followed by a number)";
       return std::nullopt;
     }
   }
@@ -122,7 +129,8 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
 bool ScheduleParams::operator==(const ScheduleParams &o) const {
   return kind == o.kind && warps == o.warps && rows == o.rows &&
          kwarps == o.kwarps && vec == o.vec && unroll == o.unroll &&
-         mtile == o.mtile && splitk == o.splitk && regs == o.regs;
+         mtile == o.mtile && splitk == o.splitk && regs == o.regs &&
+         mwarps == o.mwarps && stages == o.stages;
 }
 
 int64_t mtc::kernel::numElementsOf(Type t) {
@@ -137,7 +145,9 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
                                        const ScheduleParams &s) {
   ContractGeometry g;
   g.elemsPerLoad = std::max<int64_t>(1, s.vec / dtypeBytes(c.b));
-  g.warpsN = std::max<int64_t>(1, s.warps / std::max<int64_t>(1, s.kwarps));
+  bool tiled = s.kind == ScheduleKind::tiled;
+  g.warpsN = std::max<int64_t>(
+      1, s.warps / std::max<int64_t>(1, tiled ? s.mwarps : s.kwarps));
   if (c.bTransposed) {
     g.colsPerBlock = g.warpsN * 32 * g.elemsPerLoad * s.rows;
     g.chunk = 1;
@@ -149,6 +159,12 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
     g.chunk = 4 * s.vec; // four lanes of a group, vec k's each
     g.accPerThread = 4 * s.rows * std::max<int64_t>(1, s.mtile / 8);
+  } else if (tiled) {
+    g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
+    g.chunk = 4 * s.vec; // one K tile of the ring
+    g.accPerThread =
+        4 * s.rows *
+        std::max<int64_t>(1, s.mtile / std::max<int64_t>(1, s.mwarps) / 8);
   } else {
     g.accPerThread = c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad
                                    : s.mtile * s.rows;
@@ -157,6 +173,11 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
   g.pieces = s.kwarps * s.splitk;
   g.reduceFloats = 0;
+  g.stageBytes = g.weightTileBytes = 0;
+  if (tiled) {
+    g.weightTileBytes = g.colsPerBlock * g.chunk * dtypeBytes(c.b);
+    g.stageBytes = g.weightTileBytes + s.mtile * g.chunk * dtypeBytes(c.a);
+  }
   if (s.kwarps > 1) {
     if (s.kind == ScheduleKind::mma)
       g.reduceFloats = s.kwarps * g.warpsN * g.accPerThread * 32;
@@ -235,11 +256,54 @@ static std::string checkMmaSchedule(const ContractShape &c,
   return "";
 }
 
+/// The tiled kind: warps tile the block's weight rows x activation rows; the
+/// K loop streams 4 * vec wide tiles of both through `stages` shared buffers.
+static std::string checkTiledSchedule(const ContractShape &c,
+                                      const ScheduleParams &s) {
+  if (s.kwarps != 1 || s.unroll != 1)
+    return "tiled schedules take kwarps = 1 and unroll = 1 (the stages set "
+           "the loads in flight)";
+  if (!isPow2In(s.mwarps, 1, 32) || s.warps % s.mwarps)
+    return "mwarps must be a power of two dividing warps";
+  if (s.stages < 2 || s.stages > 8)
+    return "stages must be in [2, 8]";
+  if (s.vec != 16 && s.vec != 32 && s.vec != 64)
+    return "tiled schedules take vec = 16, 32 or 64 (K elements per lane and "
+           "tile)";
+  if (c.k % (4 * s.vec))
+    return "tiled vec " + std::to_string(s.vec) +
+           " needs K to be a multiple of " + std::to_string(4 * s.vec);
+  int64_t perWarp = s.mtile / s.mwarps;
+  if (s.mtile % (8 * s.mwarps) || perWarp > 64)
+    return "tiled schedules need mtile / mwarps to be 8, 16, ... or 64 (rows "
+           "of A per warp, in tiles of 8)";
+  if (s.mtile > int64_t(llvm::alignTo(c.m, 8 * s.mwarps)))
+    return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
+           std::to_string(c.m) + " rounded up to " +
+           std::to_string(8 * s.mwarps);
+  if (!isPow2In(s.rows, 1, 8))
+    return "rows (16-row weight tiles per warp) must be a power of two in "
+           "[1, 8]";
+  // Accumulators, one 16-k slice of operands from shared memory (two weight
+  // rows per 16-row tile, one activation row per 8-row tile) and the
+  // dequantized fragments.
+  int64_t mt = perWarp / 8;
+  int64_t regs = 4 * s.rows * mt + 2 * s.rows * 4 * dtypeBytes(c.b) +
+                 8 * mt + 4 * s.rows + 40;
+  if (regs > kRegisterBudget)
+    return "needs about " + std::to_string(regs) +
+           " registers per thread (budget " + std::to_string(kRegisterBudget) +
+           "); it would spill";
+  return "";
+}
+
 std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
                                                const ScheduleParams &s) {
   if (s.kind == ScheduleKind::elementwise)
     return "a contraction cannot use an elementwise schedule";
-  if (s.kind == ScheduleKind::mma) {
+  if (s.kind != ScheduleKind::tiled && (s.mwarps != 1 || s.stages != 1))
+    return "mwarps and stages are fields of tiled schedules (1 otherwise)";
+  if (s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled) {
     if (std::string e = mmaSupport(c, c.mmaAChain, c.mmaBChain); !e.empty())
       return e;
   }
@@ -256,6 +320,9 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   if (s.kind == ScheduleKind::mma) {
     if (std::string e = checkMmaSchedule(c, s); !e.empty())
       return e;
+  } else if (s.kind == ScheduleKind::tiled) {
+    if (std::string e = checkTiledSchedule(c, s); !e.empty())
+      return e;
   } else {
     if (s.mtile < 1 || s.mtile > 16)
       return "mtile must be in [1, 16]";
@@ -266,7 +333,9 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   if (!isPow2In(s.splitk, 1, 64))
     return "splitk must be a power of two in [1, 64]";
   int64_t eb = dtypeBytes(c.b), ea = dtypeBytes(c.a);
-  if (s.kind != ScheduleKind::mma && (!isPow2In(s.vec, 1, 16) || s.vec < eb))
+  bool tensorCores =
+      s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled;
+  if (!tensorCores && (!isPow2In(s.vec, 1, 16) || s.vec < eb))
     return "vec must be a power of two in [" + std::to_string(eb) +
            ", 16] bytes for " + dtypeName(c.b).str() + " weights";
   ContractGeometry g = contractGeometry(c, s);
@@ -291,8 +360,8 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   }
   int64_t words = std::max<int64_t>(1, s.vec / 4);
   int64_t regs = 0;
-  if (s.kind == ScheduleKind::mma)
-    regs = 0; // checked by checkMmaSchedule
+  if (tensorCores)
+    regs = 0; // checked by checkMmaSchedule / checkTiledSchedule
   else if (c.bTransposed)
     regs = s.mtile * s.rows * epl + s.unroll * s.rows * words +
            s.unroll * s.mtile + 24;
@@ -304,9 +373,14 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
            "); it would spill";
   LaunchConfig l = contractLaunchConfig(c, s);
-  if (l.sharedBytes > kMaxStaticShared)
+  if (s.kind == ScheduleKind::tiled) {
+    if (l.sharedBytes > kMaxOptinShared)
+      return "needs " + std::to_string(l.sharedBytes) +
+             " bytes of shared memory (limit 227 KiB)";
+  } else if (l.sharedBytes > kMaxStaticShared) {
     return "needs " + std::to_string(l.sharedBytes) +
            " bytes of shared memory (limit 48 KiB)";
+  }
   if (l.grid[0] > (int64_t(1) << 31) - 1)
     return "grid too large";
   return "";
@@ -385,13 +459,52 @@ static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) 
   return s;
 }
 
+/// The heuristic tiled start: warps of 16 weight rows by up to 64
+/// activation rows, 128-wide K tiles four deep in the ring, and blocks split
+/// along K until they cover the 132 multiprocessors.
+static std::optional<ScheduleParams>
+defaultTiledSchedule(const ContractShape &c) {
+  ScheduleParams s;
+  s.kind = ScheduleKind::tiled;
+  s.rows = 1;
+  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 128);
+  s.mwarps = s.mtile > 64 ? 2 : 1;
+  if (s.mtile % (8 * s.mwarps))
+    s.mtile = llvm::alignTo(s.mtile, 8 * s.mwarps);
+  s.warps = 4 * s.mwarps;
+  s.vec = c.k % (4 * 32) == 0 ? 32 : 16;
+  s.stages = 4;
+  s.kwarps = s.unroll = s.splitk = 1;
+  ContractGeometry g = contractGeometry(c, s);
+  int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
+  while (s.splitk < 16 && blocks * s.splitk < 132 &&
+         tiles / (s.splitk * 2) >= 2 * s.stages)
+    s.splitk *= 2;
+  for (int guard = 0; guard < 16 && !checkContractSchedule(c, s).empty();
+       ++guard) {
+    if (s.stages > 2)
+      --s.stages;
+    else if (s.vec > 16)
+      s.vec /= 2;
+    else if (s.mtile > 8 * s.mwarps)
+      s.mtile -= 8 * s.mwarps;
+    else
+      return std::nullopt;
+  }
+  return s;
+}
+
+/// Above this many activation rows the heuristic start is the tiled kind.
+static constexpr int64_t kTiledFromM = 32;
+
 std::optional<ScheduleParams>
 mtc::kernel::defaultContractSchedule(const ContractShape &c,
                                      ScheduleKind kind) {
-  if (kind == ScheduleKind::mma) {
+  if (kind == ScheduleKind::mma || kind == ScheduleKind::tiled) {
     if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
       return std::nullopt;
-    return defaultMmaSchedule(c);
+    return kind == ScheduleKind::mma ? defaultMmaSchedule(c)
+                                     : defaultTiledSchedule(c);
   }
   if (kind != ScheduleKind::simt)
     return std::nullopt;
@@ -402,9 +515,13 @@ mtc::kernel::defaultContractSchedule(const ContractShape &c,
 }
 
 ScheduleParams mtc::kernel::defaultContractSchedule(const ContractShape &c) {
-  if (c.m >= 2 && mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
+  if (c.m >= 2 && mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
+    if (c.m >= kTiledFromM)
+      if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c))
+        return *tiled;
     if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c))
       return *mma;
+  }
   return defaultSimtSchedule(c);
 }
 
@@ -497,6 +614,8 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
   l.grid = {g.gridN * g.gridM, 1, s.splitk};
   l.block = {s.warps * 32, 1, 1};
   l.sharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);
+  if (s.kind == ScheduleKind::tiled)
+    l.sharedBytes += s.stages * g.stageBytes;
   if (s.splitk > 1)
     l.workspaceBytes = llvm::alignTo(c.m * c.n * 4, 256) +
                        llvm::alignTo(g.gridN * g.gridM * 4, 256);

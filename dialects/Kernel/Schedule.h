@@ -35,10 +35,13 @@ struct ScheduleParams {
           splitk = 1;
   /// Register cap per thread (.maxnreg); 0 = ptxas decides.
   int64_t regs = 0;
+  /// Tiled kind: warps along M, and K tiles in the shared-memory ring.
+  int64_t mwarps = 1, stages = 1;
 
   static ScheduleParams of(ScheduleAttr attr);
   ScheduleAttr toAttr(mlir::MLIRContext *ctx) const;
-  /// "simt w4 r2 kw1 v16 u4 mt1 sk1" (then " rg128" if regs is set)
+  /// "simt w4 r2 kw1 v16 u4 mt1 sk1" (then " rg128" if regs is set, and
+  /// " mw2 st4" for fields away from their default of 1)
   std::string str() const;
   /// Parses str()'s format (spaces, commas or colons between fields; fields
   /// left out keep their defaults). Returns std::nullopt and sets `err` on
@@ -89,6 +92,8 @@ struct ContractGeometry {
   int64_t pieces;        // K pieces: kwarps * splitk
   int64_t reduceFloats;  // shared-memory floats for the cross-warp reduction
   int64_t accPerThread;  // f32 accumulators per thread (mma: 4 * rows * mt)
+  int64_t stageBytes;    // tiled: shared bytes of one pipeline stage
+  int64_t weightTileBytes; // tiled: the weight's part of a stage (first)
 };
 
 /// Tensor-core (mma) tiles: each warp owns `rows` tiles of 16 weight rows and
@@ -96,7 +101,11 @@ struct ContractGeometry {
 /// 4 * vec (each lane of a group of four takes vec consecutive k's).
 constexpr int64_t kMmaRowsPerTile = 16, kMmaColsPerTile = 8, kMmaChunk = 64;
 
-/// Whether the body and layouts of `op` can use the mma kind ("" if so).
+/// Shared memory a block may use when it opts in (H100/H200: 227 KiB).
+constexpr int64_t kMaxOptinShared = 227 * 1024;
+
+/// Whether the body and layouts of `op` can use the mma and tiled kinds ("" if
+/// so).
 std::string mmaSupport(const ContractShape &c, bool aIsExtF, bool bIsCast);
 ContractGeometry contractGeometry(const ContractShape &c, const ScheduleParams &s);
 

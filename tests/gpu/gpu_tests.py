@@ -109,6 +109,17 @@ MISC = {
   return o
 }
 """,
+    "bf16_weights_m96": """graph bf16_weights_m96(x: bf16[96, 4096], w: bf16[4096, 4096]) -> bf16[96, 4096] {
+  y = linear(x, w)
+  return y
+}
+""",
+    "f16_weights_m40": """graph f16_weights_m40(x: f16[40, 2048], w: f16[3000, 2048], s: f16[3000]) -> f16[40, 3000] {
+  y = linear(x, w)
+  o = mul(y, s)
+  return o
+}
+""",
     "convert_on_a": """graph convert_on_a(x: f32[7, 2048], w: i8[512, 2048]) -> bf16[7, 512] {
   xb = convert(x, bf16)
   y = linear(xb, convert(w, bf16))
@@ -184,7 +195,7 @@ def cases(quick):
     cs.append((nm, woq(nm, 8, 4096, 4096, batch=2), []))
     for name, text in MISC.items():
         cs.append((name, fix_nested(text), []))
-    # Explicit schedules: each code path of the SIMT and mma emitters.
+    # Explicit schedules: each code path of the SIMT, mma and tiled emitters.
     sched = [
         ("mma_basic", 8, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u1 mt8 sk1"),
         ("mma_m1", 1, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u2 mt8 sk1"),
@@ -197,6 +208,12 @@ def cases(quick):
         ("mma_v32", 16, 4097, 4096, "linear", "mma w8 r1 kw4 v32 u2 mt16 sk1 rg255"),
         ("mma_v64", 7, 4096, 4096, "linear", "mma w4 r2 kw2 v64 u1 mt8 sk2 rg255"),
         ("mma_v32_kn_fallback", 3, 4096, 4096, "matmul_t", "mma w4 r1 kw1 v32 u1 mt8 sk1"),
+        ("tiled_basic", 64, 4096, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt64 sk1 mw1 st4"),
+        ("tiled_mw2_ragged", 129, 4097, 4096, "linear", "tiled w8 r2 kw1 v16 u1 mt128 sk1 mw2 st3"),
+        ("tiled_sk4_mt40", 33, 4097, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt40 sk4 mw1 st2"),
+        ("tiled_v64_st8", 16, 4096, 4096, "linear", "tiled w4 r1 kw1 v64 u1 mt16 sk1 mw1 st8"),
+        ("tiled_r2_mw4", 255, 4096, 1024, "linear", "tiled w8 r2 kw1 v16 u1 mt256 sk2 mw4 st5 rg255"),
+        ("tiled_m1", 1, 4096, 4096, "linear", "tiled w2 r1 kw1 v32 u1 mt8 sk1 mw1 st4"),
         ("simt_rg255", 1, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u8 mt1 sk1 rg255"),
         ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
         ("splitk4", 1, 4096, 4096, "linear", "simt w4 r2 kw1 v16 u2 mt1 sk4"),

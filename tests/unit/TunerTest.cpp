@@ -126,6 +126,27 @@ TEST(Tuner, RespectsTheProbeBudget) {
   EXPECT_EQ(r->path.size(), 7u);
 }
 
+TEST(Tuner, IllegalSchedulesDoNotUseTheBudget) {
+  TuneOptions o;
+  o.maxProbes = 7;
+  unsigned measured = 0;
+  auto r = coordinateDescent(
+      sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
+      [](const ScheduleParams &s) {
+        return s.rows > 1 ? std::string("rows") : std::string();
+      },
+      [&](const ScheduleParams &s) -> llvm::Expected<double> {
+        ++measured;
+        return bowl(s, sched("simt w32 r16 kw1 v16 u16 mt1 sk1"));
+      },
+      o);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(measured, 7u);
+  EXPECT_GT(r->path.size(), 7u);
+  for (const Probe &p : r->path)
+    EXPECT_EQ(p.schedule.rows, 1);
+}
+
 TEST(Tuner, WidePassFindsMovesThatNeedTwoCoordinates) {
   // Moving warps or rows alone costs more; moving both together wins.
   ScheduleParams start = sched("simt w4 r2 kw1 v16 u4 mt1 sk1");

@@ -1161,3 +1161,24 @@ graph.func @elementwise_unroll(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   }
   graph.return %0 : tensor<1024xf32>
 }
+
+// -----
+
+graph.func @tiled(%x: tensor<64x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<64x8192xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule tiled w4 r1 kw1 v32 u1 mt64 sk1 is illegal: stages must be in [2, 8]}}
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 64, splitk = 1, stages = 1>}
+      : tensor<64x4096xbf16>, tensor<8192x4096xi8> -> tensor<64x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<64x8192xbf16>
+}
