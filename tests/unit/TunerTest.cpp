@@ -133,7 +133,7 @@ TEST(Tuner, IllegalSchedulesDoNotUseTheBudget) {
   auto r = coordinateDescent(
       sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
       [](const ScheduleParams &s) {
-        return s.rows > 1 ? std::string("rows") : std::string();
+        return s.regs ? std::string("no register caps") : std::string();
       },
       [&](const ScheduleParams &s) -> llvm::Expected<double> {
         ++measured;
@@ -144,7 +144,7 @@ TEST(Tuner, IllegalSchedulesDoNotUseTheBudget) {
   EXPECT_EQ(measured, 7u);
   EXPECT_GT(r->path.size(), 7u);
   for (const Probe &p : r->path)
-    EXPECT_EQ(p.schedule.rows, 1);
+    EXPECT_EQ(p.micros.has_value(), p.schedule.regs == 0);
 }
 
 TEST(Tuner, WidePassFindsMovesThatNeedTwoCoordinates) {
