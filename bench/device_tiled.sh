@@ -24,3 +24,10 @@ for m in $MS; do
     --graph woq_m${m}_8192x8192 --verbose > "$OUT/tune_m$m.txt" 2>&1
   echo "M=$m: $(grep -E 'best|tuned' "$OUT/tune_m$m.txt" | tail -1)"
 done
+for m in ${NCU_MS:-}; do
+  echo "== ncu M=$m (heuristic schedule)"
+  timeout 90 ncu --clock-control none --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section WarpStateStats --section ComputeWorkloadAnalysis --section Occupancy -c 1 \
+    "$MTC" run bench/graphs/woq_m$m.graph --graph woq_m${m}_8192x8192 > "$OUT/ncu_m$m.txt" 2>&1
+  grep -E "Duration|DRAM Throughput|L1/TEX Cache Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A" "$OUT/ncu_m$m.txt" | head -10
+done

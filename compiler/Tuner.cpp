@@ -42,6 +42,7 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
   cs.push_back({&ScheduleParams::rows, powersOfTwo(1, 16)});
   if (tiled) {
     cs.push_back({&ScheduleParams::mwarps, powersOfTwo(1, 8)});
+    cs.push_back({&ScheduleParams::kwarps, powersOfTwo(1, 8)});
     cs.push_back({&ScheduleParams::stages, {2, 3, 4, 5, 6, 8}});
   } else {
     cs.push_back({&ScheduleParams::unroll, powersOfTwo(1, 16)});

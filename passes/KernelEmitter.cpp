@@ -382,12 +382,14 @@ public:
     bx = g.udiv(bid, g.c32(geo.gridM));
     Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
     m0 = g.mul(by, g.c32(s.mtile));
-    if (s.kind == ScheduleKind::tiled) {
-      // The warps past the first warpsN tile M, not K.
-      wm = wk;
-      wk = g.c32(0);
-    }
     piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
+    if (s.kind == ScheduleKind::tiled) {
+      // Warps: warpsN along N, then mwarps along M, then kwarps along K
+      // inside each tile. The block's K range is its split-K piece.
+      wm = g.band(wk, g.c32(s.mwarps - 1));
+      wk = g.lshr(wk, g.c32(llvm::Log2_64(s.mwarps)));
+      piece = bz;
+    }
     this->tid = tid;
 
     if (s.kind == ScheduleKind::mma)
@@ -924,20 +926,21 @@ private:
   //===--------------------------------------------------------------------===//
   //
   // A block owns colsPerBlock weight rows (N) and mtile activation rows (M);
-  // its warps form a warpsN x mwarps grid, each owning `rows` 16-row weight
-  // tiles and mtile / mwarps / 8 8-row activation tiles. K advances in tiles
-  // of 4 * vec: every thread copies 16-byte pieces of the next weight and
-  // activation tiles with cp.async into a ring of `stages` shared buffers,
-  // `stages - 1` tiles ahead of the one the warps multiply. One barrier per
-  // tile: after it, every warp is done with the buffer the new copies
-  // overwrite.
+  // its warps form a warpsN x mwarps x kwarps grid: each owns `rows` 16-row
+  // weight tiles and mtile / mwarps / 8 8-row activation tiles, and one of
+  // kwarps slices of every K tile (their partial sums meet in shared memory
+  // at the end). K advances in tiles of 4 * vec * kwarps: every thread
+  // copies 16-byte pieces of the next weight and activation tiles with
+  // cp.async into a ring of `stages` shared buffers, `stages - 1` tiles
+  // ahead of the one the warps multiply. One barrier per tile: after it,
+  // every warp is done with the buffer the new copies overwrite.
   //
-  // The k order is mma's (emitMmaNK): lane t of a group of four takes the vec
-  // k's [t * vec, t * vec + vec) of each tile, so its operands are contiguous
-  // in shared memory and come in 16-byte loads; the int8 weight is
-  // dequantized in registers right before its mma. Rows are XOR-swizzled in
-  // 16-byte pieces so that the eight lanes of each quarter warp hit
-  // different banks.
+  // The k order is mma's (emitMmaNK): lane t of a group of four in K slice
+  // s takes the vec k's from (4 s + t) * vec of each tile, so its operands
+  // are contiguous in shared memory and come in 16-byte loads; the int8
+  // weight is dequantized in registers right before its mma. Rows are
+  // XOR-swizzled in 16-byte pieces so that the eight lanes of each quarter
+  // warp hit different banks.
 
   /// Physical 16-byte piece of logical piece `c` in row `row` (i32).
   Value swizzle(Value c, Value row) {
@@ -1020,9 +1023,11 @@ private:
     for (int64_t i = 0; i < mtw; ++i)
       xRows.push_back(g.add(xRow0, g.add(gi, g.c32(8 * i))));
     // Shared offset of the 16-byte piece `q` of this lane's k's in `row`.
+    // Lane t of K group wk takes the vec k's from (4 wk + t) * vec.
+    Value kLane = g.add(g.mul(wk, g.c32(4)), ti);
     auto laneOffset = [&](Value row, int64_t rowBytes, int64_t laneBytes,
                           int64_t q, int64_t tileOffset) {
-      Value c = g.add(g.mul(ti, g.c32(laneBytes / 16)), g.c32(q));
+      Value c = g.add(g.mul(kLane, g.c32(laneBytes / 16)), g.c32(q));
       return g.add(g.c32(tileOffset),
                    g.add(g.mul(row, g.c32(rowBytes)),
                          g.mul(swizzle(c, row), g.c32(16))));
@@ -1117,7 +1122,21 @@ private:
       int64_t i = (j / 4) % mtw, c = j % 4;
       return g.add(mWarp, g.add(g.mul(ti, g.c32(2)), g.c32(8 * i + (c % 2))));
     };
-    deliverAll(count, acc, nullptr, mOf, nOf);
+    if (s.kwarps > 1) {
+      Value red = sharedArray("red", g.f32, geo.reduceFloats);
+      int64_t tileWarps = geo.warpsN * s.mwarps;
+      Value tileWarp = g.add(g.mul(wm, g.c32(geo.warpsN)), wn);
+      auto slot = [&](Value w, int64_t j) {
+        Value warpSlot = g.add(g.mul(w, g.c32(tileWarps)), tileWarp);
+        Value idx = g.add(
+            g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)),
+            lane);
+        return sharedElem(red, idx, 4);
+      };
+      deliverAll(count, acc, slot, mOf, nOf);
+    } else {
+      deliverAll(count, acc, nullptr, mOf, nOf);
+    }
   }
 
   //===--------------------------------------------------------------------===//

@@ -147,7 +147,7 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   g.elemsPerLoad = std::max<int64_t>(1, s.vec / dtypeBytes(c.b));
   bool tiled = s.kind == ScheduleKind::tiled;
   g.warpsN = std::max<int64_t>(
-      1, s.warps / std::max<int64_t>(1, tiled ? s.mwarps : s.kwarps));
+      1, s.warps / std::max<int64_t>(1, s.kwarps * (tiled ? s.mwarps : 1)));
   if (c.bTransposed) {
     g.colsPerBlock = g.warpsN * 32 * g.elemsPerLoad * s.rows;
     g.chunk = 1;
@@ -161,7 +161,7 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     g.accPerThread = 4 * s.rows * std::max<int64_t>(1, s.mtile / 8);
   } else if (tiled) {
     g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
-    g.chunk = 4 * s.vec; // one K tile of the ring
+    g.chunk = 4 * s.vec * s.kwarps; // one K tile of the ring
     g.accPerThread =
         4 * s.rows *
         std::max<int64_t>(1, s.mtile / std::max<int64_t>(1, s.mwarps) / 8);
@@ -171,7 +171,8 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   }
   g.gridN = llvm::divideCeil(c.n, g.colsPerBlock);
   g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
-  g.pieces = s.kwarps * s.splitk;
+  // Tiled kwarps split each K tile, not the block's K range.
+  g.pieces = tiled ? s.splitk : s.kwarps * s.splitk;
   g.reduceFloats = 0;
   g.stageBytes = g.weightTileBytes = 0;
   if (tiled) {
@@ -179,8 +180,8 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     g.stageBytes = g.weightTileBytes + s.mtile * g.chunk * dtypeBytes(c.a);
   }
   if (s.kwarps > 1) {
-    if (s.kind == ScheduleKind::mma)
-      g.reduceFloats = s.kwarps * g.warpsN * g.accPerThread * 32;
+    if (s.kind == ScheduleKind::mma || tiled)
+      g.reduceFloats = s.warps * g.accPerThread * 32;
     else
       g.reduceFloats = c.bTransposed ? s.kwarps * g.warpsN * 32 * s.mtile *
                                            s.rows * g.elemsPerLoad
@@ -256,23 +257,26 @@ static std::string checkMmaSchedule(const ContractShape &c,
   return "";
 }
 
-/// The tiled kind: warps tile the block's weight rows x activation rows; the
-/// K loop streams 4 * vec wide tiles of both through `stages` shared buffers.
+/// The tiled kind: warps tile the block's weight rows x activation rows (and
+/// kwarps split each K tile); the K loop streams 4 * vec * kwarps wide tiles
+/// of both through `stages` shared buffers.
 static std::string checkTiledSchedule(const ContractShape &c,
                                       const ScheduleParams &s) {
-  if (s.kwarps != 1 || s.unroll != 1)
-    return "tiled schedules take kwarps = 1 and unroll = 1 (the stages set "
-           "the loads in flight)";
-  if (!isPow2In(s.mwarps, 1, 32) || s.warps % s.mwarps)
-    return "mwarps must be a power of two dividing warps";
+  if (s.unroll != 1)
+    return "tiled schedules take unroll = 1 (the stages set the loads in "
+           "flight)";
+  if (!isPow2In(s.mwarps, 1, 32) || s.warps % (s.mwarps * s.kwarps))
+    return "mwarps must be a power of two, and mwarps * kwarps must divide "
+           "warps";
   if (s.stages < 2 || s.stages > 8)
     return "stages must be in [2, 8]";
   if (s.vec != 16 && s.vec != 32 && s.vec != 64)
     return "tiled schedules take vec = 16, 32 or 64 (K elements per lane and "
            "tile)";
-  if (c.k % (4 * s.vec))
-    return "tiled vec " + std::to_string(s.vec) +
-           " needs K to be a multiple of " + std::to_string(4 * s.vec);
+  if (c.k % (4 * s.vec * s.kwarps))
+    return "tiled vec " + std::to_string(s.vec) + " and kwarps " +
+           std::to_string(s.kwarps) + " need K to be a multiple of " +
+           std::to_string(4 * s.vec * s.kwarps);
   int64_t perWarp = s.mtile / s.mwarps;
   if (s.mtile % (8 * s.mwarps) || perWarp > 64)
     return "tiled schedules need mtile / mwarps to be 8, 16, ... or 64 (rows "
@@ -459,25 +463,26 @@ static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) 
   return s;
 }
 
-/// The heuristic tiled start: warps of 16 weight rows by up to 64
-/// activation rows, 128-wide K tiles four deep in the ring, and blocks split
-/// along K until they cover the 132 multiprocessors.
+/// The heuristic tiled start, from the H200 measurements of the 8192x8192
+/// int8 linear (bench/results/2026-11-30-tiled): small blocks of 2 to 4
+/// warps, each warp on 16 or 32 weight rows and up to 64 activation rows,
+/// 128- or 256-wide K tiles four deep in the ring, several blocks per
+/// multiprocessor; split-K only when the blocks leave a quarter of the 132
+/// multiprocessors idle (its atomics cost more than they bring otherwise).
 static std::optional<ScheduleParams>
 defaultTiledSchedule(const ContractShape &c) {
   ScheduleParams s;
   s.kind = ScheduleKind::tiled;
-  s.rows = 1;
-  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 128);
-  s.mwarps = s.mtile > 64 ? 2 : 1;
-  if (s.mtile % (8 * s.mwarps))
-    s.mtile = llvm::alignTo(s.mtile, 8 * s.mwarps);
-  s.warps = 4 * s.mwarps;
-  s.vec = c.k % (4 * 32) == 0 ? 32 : 16;
+  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 64);
+  s.mwarps = 1;
+  s.rows = c.m > 64 ? 2 : 1;
+  s.warps = c.m > 64 ? 4 : 2;
+  s.vec = s.mtile <= 32 && c.k % 256 == 0 ? 64 : c.k % 128 == 0 ? 32 : 16;
   s.stages = 4;
   s.kwarps = s.unroll = s.splitk = 1;
   ContractGeometry g = contractGeometry(c, s);
   int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
-  while (s.splitk < 16 && blocks * s.splitk < 132 &&
+  while (s.splitk < 16 && blocks * s.splitk < 100 &&
          tiles / (s.splitk * 2) >= 2 * s.stages)
     s.splitk *= 2;
   for (int guard = 0; guard < 16 && !checkContractSchedule(c, s).empty();
@@ -486,8 +491,10 @@ defaultTiledSchedule(const ContractShape &c) {
       --s.stages;
     else if (s.vec > 16)
       s.vec /= 2;
-    else if (s.mtile > 8 * s.mwarps)
-      s.mtile -= 8 * s.mwarps;
+    else if (s.rows > 1)
+      s.rows /= 2;
+    else if (s.mtile > 8)
+      s.mtile -= 8;
     else
       return std::nullopt;
   }

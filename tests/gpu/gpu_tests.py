@@ -213,6 +213,8 @@ def cases(quick):
         ("tiled_sk4_mt40", 33, 4097, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt40 sk4 mw1 st2"),
         ("tiled_v64_st8", 16, 4096, 4096, "linear", "tiled w4 r1 kw1 v64 u1 mt16 sk1 mw1 st8"),
         ("tiled_r2_mw4", 255, 4096, 1024, "linear", "tiled w8 r2 kw1 v16 u1 mt256 sk2 mw4 st5 rg255"),
+        ("tiled_kw4", 48, 4096, 4096, "linear", "tiled w8 r1 kw4 v16 u1 mt48 sk1 mw1 st4"),
+        ("tiled_kw2_mw2_sk2", 33, 4097, 4096, "linear", "tiled w8 r1 kw2 v32 u1 mt32 sk2 mw2 st3"),
         ("tiled_m1", 1, 4096, 4096, "linear", "tiled w2 r1 kw1 v32 u1 mt8 sk1 mw1 st4"),
         ("simt_rg255", 1, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u8 mt1 sk1 rg255"),
         ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
