@@ -523,9 +523,13 @@ private:
 
   /// Split-K: after every block added its sums, the last block to arrive
   /// takes the totals (re-zeroing the workspace) and runs the epilogue.
-  /// `forEachOwned(fn)` calls fn(m, n) for the outputs this thread owns.
-  void splitKFinish(function_ref<void(function_ref<void(Value, Value)>)>
-                        forEachOwned) {
+  /// Output j (of `count`) is (mOf(j), nOf(j)), delivered by the threads
+  /// where ownerOf(j) holds. All totals are loaded first, unconditionally
+  /// (clamped addresses), so the loads overlap instead of each waiting for
+  /// the epilogue of the one before.
+  void splitKFinish(int64_t count, function_ref<Value(int64_t)> ownerOf,
+                    function_ref<Value(int64_t)> mOf,
+                    function_ref<Value(int64_t)> nOf) {
     if (s.splitk == 1)
       return;
     Value flag = sharedArray("last", g.i32, 1);
@@ -545,16 +549,27 @@ private:
     Value isLast = g.cmp(Pred::ne, g.load(g.i32, flag, 4), g.c32(0));
     g.ifThen(isLast, [&] {
       g.fenceGpu();
-      forEachOwned([&](Value m, Value n) {
-        Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
-                          g.cmp(Pred::ult, n, g.c32(N())));
+      SmallVector<Value> totals;
+      for (int64_t j = 0; j < count; ++j) {
+        Value ws = workspaceElem(g.umin(mOf(j), g.c32(M() - 1)),
+                                 g.umin(nOf(j), g.c32(N() - 1)));
+        // Relaxed at device scope: the other blocks' sums are in L2.
+        totals.push_back(LLVM::LoadOp::create(
+            g.b, g.loc, g.f32, ws, g.b.getI64IntegerAttr(4), /*volatile_=*/false,
+            /*nontemporal=*/false, /*invariant=*/false,
+            /*invariantGroup=*/false, LLVM::AtomicOrdering::monotonic,
+            g.b.getStringAttr("device"), nullptr, nullptr, nullptr, nullptr,
+            nullptr));
+      }
+      for (int64_t j = 0; j < count; ++j) {
+        Value m = mOf(j), n = nOf(j);
+        Value ok = g.andi(ownerOf(j), g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                                             g.cmp(Pred::ult, n, g.c32(N()))));
         g.ifThen(ok, [&] {
-          Value bits = LLVM::AtomicRMWOp::create(
-              g.b, g.loc, LLVM::AtomicBinOp::xchg, workspaceElem(m, n),
-              g.c32(0), LLVM::AtomicOrdering::monotonic, "device");
-          writeOutput(m, n, g.bitcast(g.f32, bits));
+          g.store(g.cf32(0), workspaceElem(m, n), 4);
+          writeOutput(m, n, totals[j]);
         });
-      });
+      }
       g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)),
                [&] { g.store(g.c32(0), counter, 4); });
     });
@@ -585,12 +600,7 @@ private:
       for (int64_t j = 0; j < count; ++j)
         deliver(mOf(j), nOf(j), acc[j]);
     }
-    splitKFinish([&](function_ref<void(Value, Value)> fn) {
-      g.ifThen(firstPiece, [&] {
-        for (int64_t j = 0; j < count; ++j)
-          fn(mOf(j), nOf(j));
-      });
-    });
+    splitKFinish(count, [&](int64_t) { return firstPiece; }, mOf, nOf);
   }
 
   //===--------------------------------------------------------------------===//
@@ -711,12 +721,10 @@ private:
           deliver(mOf(j), nOf(j), sum);
         });
     }
-    splitKFinish([&](function_ref<void(Value, Value)> fn) {
-      Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
-      for (int64_t j = 0; j < outs; ++j)
-        g.ifThen(g.andi(firstPiece, isOwnerLane(j)),
-                 [&] { fn(mOf(j), nOf(j)); });
-    });
+    Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+    splitKFinish(
+        outs, [&](int64_t j) { return g.andi(firstPiece, isOwnerLane(j)); },
+        mOf, nOf);
   }
 
   /// `count` consecutive A elements from element `k` (i64), converted to f32.
