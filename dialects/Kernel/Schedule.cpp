@@ -463,10 +463,10 @@ static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) 
   return s;
 }
 
-/// The heuristic tiled start, from the H200 measurements of the 8192x8192
-/// int8 linear (bench/results/2026-11-30-tiled): small blocks of 2 to 4
-/// warps, each warp on 16 or 32 weight rows and up to 64 activation rows,
-/// 128- or 256-wide K tiles four deep in the ring, several blocks per
+/// The heuristic tiled start, from H200 measurements of the suite's int8
+/// linears (bench/results/2026-11-30-tiled/points*.txt): small blocks of 2
+/// to 4 warps, each warp on 16 or 32 weight rows and up to 64 activation
+/// rows, 256-wide K tiles four deep in the ring, several blocks per
 /// multiprocessor; split-K only when the blocks leave a quarter of the 132
 /// multiprocessors idle (its atomics cost more than they bring otherwise).
 static std::optional<ScheduleParams>
@@ -475,11 +475,29 @@ defaultTiledSchedule(const ContractShape &c) {
   s.kind = ScheduleKind::tiled;
   s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 64);
   s.mwarps = 1;
-  s.rows = c.m > 64 ? 2 : 1;
-  s.warps = c.m > 64 ? 4 : 2;
-  s.vec = s.mtile <= 32 && c.k % 256 == 0 ? 64 : c.k % 128 == 0 ? 32 : 16;
+  s.unroll = s.splitk = 1;
   s.stages = 4;
-  s.kwarps = s.unroll = s.splitk = 1;
+  if (c.m <= 32) {
+    // Two warps of 16 weight rows by all of M, 256-wide K tiles.
+    s.warps = 2, s.rows = 1, s.kwarps = 1;
+    s.vec = 64;
+  } else if (c.m <= 64) {
+    // 32 weight rows per warp, two warps along N and two splitting K.
+    s.warps = 4, s.rows = 2, s.kwarps = 2;
+    s.vec = 32;
+  } else {
+    // Two warps of 32 weight rows by 64 rows of M.
+    s.warps = 2, s.rows = 2, s.kwarps = 1;
+    s.vec = 32;
+  }
+  // 16-bit weights: twice the registers per weight row (ptxas spills 32
+  // rows per warp of f16 weights at M = 40).
+  if (dtypeBytes(c.b) > 1)
+    s.rows = 1;
+  while (s.vec > 16 && c.k % (4 * s.vec * s.kwarps))
+    s.vec /= 2;
+  if (c.k % (4 * s.vec * s.kwarps))
+    s.kwarps = 1;
   ContractGeometry g = contractGeometry(c, s);
   int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
   while (s.splitk < 16 && blocks * s.splitk < 100 &&
@@ -491,6 +509,8 @@ defaultTiledSchedule(const ContractShape &c) {
       --s.stages;
     else if (s.vec > 16)
       s.vec /= 2;
+    else if (s.kwarps > 1)
+      s.kwarps /= 2;
     else if (s.rows > 1)
       s.rows /= 2;
     else if (s.mtile > 8)
@@ -501,8 +521,10 @@ defaultTiledSchedule(const ContractShape &c) {
   return s;
 }
 
-/// Above this many activation rows the heuristic start is the tiled kind.
-static constexpr int64_t kTiledFromM = 32;
+/// From this many activation rows on, the heuristic start is the tiled kind
+/// (at M = 16 on 8192x8192 it is 21.1 us against the mma start's 28.2; at
+/// M = 8 the mma weight stream stays ahead).
+static constexpr int64_t kTiledFromM = 9;
 
 std::optional<ScheduleParams>
 mtc::kernel::defaultContractSchedule(const ContractShape &c,
