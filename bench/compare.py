@@ -132,7 +132,8 @@ def bench_mtc(args, rec, ms, shapes, deadline):
         tune_info = {}
         if tuned:
             sel = sum((["--graph", g] for g in groups[0][1]), [])
-            p, secs = run([args.mtc, "tune", path, "--json"] + sel + env_cache,
+            probes = ["--max-probes", str(args.max_probes)] if args.max_probes else []
+            p, secs = run([args.mtc, "tune", path, "--json"] + sel + probes + env_cache,
                           1800)
             if p.returncode != 0:
                 log(f"mtc tune M={m} failed: {p.stderr.strip()[-2000:]}")
@@ -477,6 +478,8 @@ def main():
     ap.add_argument("--calls", type=int, default=40)
     ap.add_argument("--replays", type=int, default=15)
     ap.add_argument("--cache-dir", default="")
+    ap.add_argument("--max-probes", type=int, default=0,
+                    help="mtc tune --max-probes (0: mtc's default)")
     ap.add_argument("--budget-s", type=float, default=3600,
                     help="start no new measurement after this many seconds")
     ap.add_argument("--merge", default="",

@@ -109,6 +109,13 @@ cl::opt<bool> forceTune("force",
                         cl::desc("Tune again even where the cache has a "
                                  "result"),
                         cl::sub(tuneCmd));
+cl::opt<unsigned> maxProbes(
+    "max-probes",
+    cl::desc("Compile and measure at most this many schedules per kernel "
+             "when tuning (illegal ones do not count; a cached result is "
+             "reused whatever budget found it, --force tunes again)"),
+    cl::init(150), cl::value_desc("n"), cl::sub(tuneCmd), cl::sub(compileCmd),
+    cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<bool> verbose("verbose",
                       cl::desc("Print every probe of the search"),
                       cl::sub(tuneCmd), cl::sub(compileCmd), cl::sub(runCmd),
@@ -296,6 +303,7 @@ struct Input {
     AutotuneOptions a;
     a.force = forceTune;
     a.verbose = verbose;
+    a.search.maxProbes = maxProbes;
     a.cacheDir = cacheDir;
     a.seed = seed;
     return a;
@@ -761,6 +769,10 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({});
   cl::ParseCommandLineOptions(argc, argv,
                               "mtc: graph files to fused GPU kernels\n");
+  if (maxProbes == 0) {
+    llvm::errs() << "mtc: error: --max-probes must be at least 1\n";
+    return kUserError;
+  }
   int rc = -1;
   if (compileCmd)
     rc = compileMain();
