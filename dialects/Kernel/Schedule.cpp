@@ -521,10 +521,12 @@ defaultTiledSchedule(const ContractShape &c) {
   return s;
 }
 
-/// From this many activation rows on, the heuristic start is the tiled kind
-/// (at M = 16 on 8192x8192 it is 21.1 us against the mma start's 28.2; at
-/// M = 8 the mma weight stream stays ahead).
-static constexpr int64_t kTiledFromM = 9;
+/// From this many activation rows on, the heuristic start is the tiled kind.
+/// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
+/// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
+/// M <= 16 starts on mma and the tuner tries both
+/// (bench/results/2026-11-30-tiled).
+static constexpr int64_t kTiledFromM = 17;
 
 std::optional<ScheduleParams>
 mtc::kernel::defaultContractSchedule(const ContractShape &c,

@@ -32,12 +32,12 @@ graph.func @woq_m1(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>, %s: tensor
   graph.return %0 : tensor<1x8192xbf16>
 }
 
-// M = 16: tensor cores on shared-memory tiles (the tiled kind), all sixteen
-// activation rows in one block.
+// M = 16: tensor cores, all sixteen activation rows in one block, warps
+// splitting K.
 
 // CHECK-LABEL: graph.func @woq_m16(
 // CHECK:         kernel.contract
-// CHECK-SAME:      schedule = #kernel.schedule<kind = tiled, warps = 2, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 16, splitk = 1, stages = 4>
+// CHECK-SAME:      schedule = #kernel.schedule<kind = mma, warps = 16, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
       : tensor<16x4096xbf16>, tensor<8192x4096xi8> -> tensor<16x8192xbf16>
@@ -79,6 +79,32 @@ graph.func @woq_m4(%x: tensor<4x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<
     kernel.yield %1 : bf16
   }
   graph.return %0 : tensor<4x8192xbf16>
+}
+
+// A small bf16 problem: too few blocks for two rows per warp, and K = 20
+// only allows 8-byte loads.
+
+// M = 64: tensor cores on shared-memory tiles (the tiled kind): 32 weight
+// rows by 64 activation rows per warp, two warps splitting each K tile.
+
+// CHECK-LABEL: graph.func @woq_m64(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 2, kwarps = 2, vec = 32, unroll = 1, mtile = 64, splitk = 1, stages = 4>
+graph.func @woq_m64(%x: tensor<64x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<64x8192xbf16> {
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
+      : tensor<64x4096xbf16>, tensor<8192x4096xi8> -> tensor<64x8192xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<64x8192xbf16>
 }
 
 // A small bf16 problem: too few blocks for two rows per warp, and K = 20
