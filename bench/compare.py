@@ -484,6 +484,13 @@ def main():
                     help="start no new measurement after this many seconds")
     ap.add_argument("--merge", default="",
                     help="results.jsonl of an earlier partial run to include")
+    ap.add_argument("--report-only", action="store_true",
+                    help="measure nothing: report the --merge rows (for "
+                         "results assembled from several runs)")
+    ap.add_argument("--meta", action="append", default=[],
+                    metavar="KEY=VALUE",
+                    help="set a header field (torch, triton, ...) that the "
+                         "merged rows do not carry")
     args = ap.parse_args()
     ms = [int(v) for v in args.ms.split(",")]
     args.inductor_ms = [int(v) for v in args.inductor_ms.split(",") if v]
@@ -500,7 +507,12 @@ def main():
                 rec.meta.update(r["meta"])
             else:
                 rec.add(**r)
+    for kv in args.meta:
+        key, _, value = kv.partition("=")
+        rec.meta[key] = value
     deadline = time.time() + args.budget_s
+    if args.report_only:
+        args.systems = []
     if "mtc" in args.systems:
         bench_mtc(args, rec, ms, shapes, deadline)
         rec.add(system="meta", m=0, n=0, k=0, meta=rec.meta)
