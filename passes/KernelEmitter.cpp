@@ -829,6 +829,59 @@ private:
       acc[i] = LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i);
   }
 
+  /// mma's A fragment for k-step j from a lane's words of weight rows g
+  /// (`lo`) and g + 8 (`hi`): int8 words are dequantized (one word, four k's,
+  /// per step), 16-bit words are used as they are (two words per step).
+  SmallVector<Value, 4> weightFragment(ArrayRef<Value> lo, ArrayRef<Value> hi,
+                                       int64_t j, bool quantized, bool f16) {
+    Value a0, a1, a2, a3;
+    if (quantized) {
+      std::tie(a0, a2) = dequantPairs(lo[j], f16);
+      std::tie(a1, a3) = dequantPairs(hi[j], f16);
+    } else {
+      a0 = lo[2 * j];
+      a2 = lo[2 * j + 1];
+      a1 = hi[2 * j];
+      a3 = hi[2 * j + 1];
+    }
+    return {a0, a1, a2, a3};
+  }
+
+  /// Output row (m) and column (n) of accumulator j = (r * mt + i) * 4 + c of
+  /// a warp whose tiles start at weight row `nWarp` and activation row
+  /// `mWarp`: weight row g (+8 for c >= 2) of 16-row tile r, activation row
+  /// 2t (+1 for odd c) of 8-row tile i.
+  Value mmaOutputN(Value nWarp, int64_t j, int64_t mt) {
+    int64_t r = j / (4 * mt), c = j % 4;
+    return g.add(nWarp, g.add(g.lshr(lane, g.c32(2)),
+                              g.c32(16 * r + (c >= 2 ? 8 : 0))));
+  }
+  Value mmaOutputM(Value mWarp, int64_t j, int64_t mt) {
+    int64_t i = (j / 4) % mt, c = j % 4;
+    return g.add(mWarp, g.add(g.mul(g.band(lane, g.c32(3)), g.c32(2)),
+                              g.c32(8 * i + (c % 2))));
+  }
+
+  /// Sums the accumulators of the kwarps warps that split K (each of the
+  /// `slice` warps of K piece w parks them at [w][its index][j][lane] in
+  /// shared memory) and delivers them; with one K piece, delivers directly.
+  void deliverMma(ArrayRef<Value> acc, int64_t slice, Value warpInSlice,
+                  function_ref<Value(int64_t)> mOf,
+                  function_ref<Value(int64_t)> nOf) {
+    int64_t count = acc.size();
+    if (s.kwarps == 1)
+      return deliverAll(count, acc, nullptr, mOf, nOf);
+    Value red = sharedArray("red", g.f32, geo.reduceFloats);
+    auto slot = [&](Value w, int64_t j) {
+      Value warpSlot = g.add(g.mul(w, g.c32(slice)), warpInSlice);
+      Value idx = g.add(
+          g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)),
+          lane);
+      return sharedElem(red, idx, 4);
+    };
+    deliverAll(count, acc, slot, mOf, nOf);
+  }
+
   void emitMmaNK() {
     int64_t R = s.rows, mt = s.mtile / kMmaColsPerTile, U = s.unroll;
     int64_t span = s.vec; // K elements per lane and step
@@ -878,21 +931,11 @@ private:
         for (int64_t j = 0; j < span / 4; ++j) {
           // A fragments of each weight tile for k-step j (k = 4j..4j+3 of
           // each lane's span).
-          SmallVector<SmallVector<Value, 4>> afrag(R);
-          for (int64_t r = 0; r < R; ++r) {
-            const Raw &lo = wraw[u][r * 2], &hi = wraw[u][r * 2 + 1];
-            Value a0, a1, a2, a3;
-            if (quantized) {
-              std::tie(a0, a2) = dequantPairs(lo.words[j], f16);
-              std::tie(a1, a3) = dequantPairs(hi.words[j], f16);
-            } else {
-              a0 = lo.words[2 * j];
-              a2 = lo.words[2 * j + 1];
-              a1 = hi.words[2 * j];
-              a3 = hi.words[2 * j + 1];
-            }
-            afrag[r] = {a0, a1, a2, a3};
-          }
+          SmallVector<SmallVector<Value, 4>> afrag;
+          for (int64_t r = 0; r < R; ++r)
+            afrag.push_back(weightFragment(wraw[u][r * 2].words,
+                                           wraw[u][r * 2 + 1].words, j,
+                                           quantized, f16));
           for (int64_t i = 0; i < mt; ++i) {
             Value b0 = xraw[u][i].words[2 * j], b1 = xraw[u][i].words[2 * j + 1];
             for (int64_t r = 0; r < R; ++r)
@@ -904,29 +947,9 @@ private:
     };
     acc = unrolledLoop(cBegin, cEnd, U, acc, step);
 
-    // Accumulator c of tile (r, i): weight row g (+8 for c >= 2), activation
-    // row 2t (+1 for odd c).
-    auto nOf = [&](int64_t j) {
-      int64_t r = j / (4 * mt), c = j % 4;
-      return g.add(n0, g.add(gi, g.c32(16 * r + (c >= 2 ? 8 : 0))));
-    };
-    auto mOf = [&](int64_t j) {
-      int64_t i = (j / 4) % mt, c = j % 4;
-      return g.add(m0, g.add(g.mul(ti, g.c32(2)), g.c32(8 * i + (c % 2))));
-    };
-    if (s.kwarps > 1) {
-      Value red = sharedArray("red", g.f32, geo.reduceFloats);
-      auto slot = [&](Value w, int64_t j) {
-        Value warpSlot = g.add(g.mul(w, g.c32(geo.warpsN)), wn);
-        Value idx = g.add(
-            g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)),
-            lane);
-        return sharedElem(red, idx, 4);
-      };
-      deliverAll(count, acc, slot, mOf, nOf);
-    } else {
-      deliverAll(count, acc, nullptr, mOf, nOf);
-    }
+    deliverMma(
+        acc, geo.warpsN, wn, [&](int64_t j) { return mmaOutputM(m0, j, mt); },
+        [&](int64_t j) { return mmaOutputN(n0, j, mt); });
   }
 
   //===--------------------------------------------------------------------===//
@@ -1069,21 +1092,10 @@ private:
           x.push_back(loadPieces(row, xRowBytes, V * ea, q * 2, 2,
                                  geo.weightTileBytes));
         for (int64_t j = 0; j < 4; ++j) {
-          SmallVector<SmallVector<Value, 4>> afrag(R);
-          for (int64_t r = 0; r < R; ++r) {
-            ArrayRef<Value> lo = w[2 * r], hi = w[2 * r + 1];
-            Value a0, a1, a2, a3;
-            if (quantized) {
-              std::tie(a0, a2) = dequantPairs(lo[j], f16);
-              std::tie(a1, a3) = dequantPairs(hi[j], f16);
-            } else {
-              a0 = lo[2 * j];
-              a2 = lo[2 * j + 1];
-              a1 = hi[2 * j];
-              a3 = hi[2 * j + 1];
-            }
-            afrag[r] = {a0, a1, a2, a3};
-          }
+          SmallVector<SmallVector<Value, 4>> afrag;
+          for (int64_t r = 0; r < R; ++r)
+            afrag.push_back(
+                weightFragment(w[2 * r], w[2 * r + 1], j, quantized, f16));
           for (int64_t i = 0; i < mtw; ++i)
             for (int64_t r = 0; r < R; ++r)
               mma(afrag[r], {x[i][2 * j], x[i][2 * j + 1]},
@@ -1119,32 +1131,11 @@ private:
           return multiply(g.trunc(g.i32, g.urem(rel, g.c64(s.stages))), iters);
         });
 
-    // Accumulator c of tile (r, i): weight row g (+8 for c >= 2), activation
-    // row 2t (+1 for odd c).
     Value nWarp = g.add(nBlock, wRow0), mWarp = g.add(m0, xRow0);
-    auto nOf = [&](int64_t j) {
-      int64_t r = j / (4 * mtw), c = j % 4;
-      return g.add(nWarp, g.add(gi, g.c32(16 * r + (c >= 2 ? 8 : 0))));
-    };
-    auto mOf = [&](int64_t j) {
-      int64_t i = (j / 4) % mtw, c = j % 4;
-      return g.add(mWarp, g.add(g.mul(ti, g.c32(2)), g.c32(8 * i + (c % 2))));
-    };
-    if (s.kwarps > 1) {
-      Value red = sharedArray("red", g.f32, geo.reduceFloats);
-      int64_t tileWarps = geo.warpsN * s.mwarps;
-      Value tileWarp = g.add(g.mul(wm, g.c32(geo.warpsN)), wn);
-      auto slot = [&](Value w, int64_t j) {
-        Value warpSlot = g.add(g.mul(w, g.c32(tileWarps)), tileWarp);
-        Value idx = g.add(
-            g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)),
-            lane);
-        return sharedElem(red, idx, 4);
-      };
-      deliverAll(count, acc, slot, mOf, nOf);
-    } else {
-      deliverAll(count, acc, nullptr, mOf, nOf);
-    }
+    deliverMma(
+        acc, geo.warpsN * s.mwarps, g.add(g.mul(wm, g.c32(geo.warpsN)), wn),
+        [&](int64_t j) { return mmaOutputM(mWarp, j, mtw); },
+        [&](int64_t j) { return mmaOutputN(nWarp, j, mtw); });
   }
 
   //===--------------------------------------------------------------------===//
