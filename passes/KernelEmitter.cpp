@@ -382,13 +382,14 @@ public:
     bx = g.udiv(bid, g.c32(geo.gridM));
     Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
     m0 = g.mul(by, g.c32(s.mtile));
-    piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
     if (s.kind == ScheduleKind::tiled) {
       // Warps: warpsN along N, then mwarps along M, then kwarps along K
       // inside each tile. The block's K range is its split-K piece.
       wm = g.band(wk, g.c32(s.mwarps - 1));
       wk = g.lshr(wk, g.c32(llvm::Log2_64(s.mwarps)));
       piece = bz;
+    } else {
+      piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
     }
     this->tid = tid;
 

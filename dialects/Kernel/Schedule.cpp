@@ -424,6 +424,20 @@ std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
 
 static ScheduleParams defaultSimtSchedule(const ContractShape &c);
 
+/// Shrinks `s` one `shrink` step at a time until it is legal for `c`;
+/// `shrink` returns false when nothing is left to give. True if `s` ended up
+/// legal.
+static bool shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
+                             llvm::function_ref<bool(ScheduleParams &)> shrink) {
+  for (int guard = 0; guard < 32; ++guard) {
+    if (checkContractSchedule(c, s).empty())
+      return true;
+    if (!shrink(s))
+      return false;
+  }
+  return checkContractSchedule(c, s).empty();
+}
+
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
 /// M (up to 32 rows) in one block so every weight byte is read once, and
 /// warps splitting K until about 16 warps per multiprocessor stream weights.
@@ -449,8 +463,7 @@ static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) 
          chunks / (s.kwarps * 2) >= 4)
     s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
-  for (int guard = 0; guard < 16 && !checkContractSchedule(c, s).empty();
-       ++guard) {
+  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
     else if (s.warps > s.kwarps)
@@ -458,9 +471,10 @@ static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) 
     else if (s.mtile > 8)
       s.mtile -= 8;
     else
-      return std::nullopt;
-  }
-  return s;
+      return false;
+    return true;
+  });
+  return legal ? std::optional(s) : std::nullopt;
 }
 
 /// The heuristic tiled start, from H200 measurements of the suite's int8
@@ -503,8 +517,7 @@ defaultTiledSchedule(const ContractShape &c) {
   while (s.splitk < 16 && blocks * s.splitk < 100 &&
          tiles / (s.splitk * 2) >= 2 * s.stages)
     s.splitk *= 2;
-  for (int guard = 0; guard < 16 && !checkContractSchedule(c, s).empty();
-       ++guard) {
+  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;
     else if (s.vec > 16)
@@ -516,9 +529,10 @@ defaultTiledSchedule(const ContractShape &c) {
     else if (s.mtile > 8)
       s.mtile -= 8;
     else
-      return std::nullopt;
-  }
-  return s;
+      return false;
+    return true;
+  });
+  return legal ? std::optional(s) : std::nullopt;
 }
 
 /// From this many activation rows on, the heuristic start is the tiled kind.
@@ -581,8 +595,7 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
                            2 * 132)
     s.rows /= 2;
   // Back off until the schedule is legal (small or odd problems).
-  for (int guard = 0; guard < 32 && !checkContractSchedule(c, s).empty();
-       ++guard) {
+  bool legal = shrinkUntilLegal(c, s, [eb](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
     else if (s.rows > 1)
@@ -592,9 +605,10 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
     else if (s.vec > eb)
       s.vec /= 2;
     else
-      break;
-  }
-  if (checkContractSchedule(c, s).empty())
+      return false;
+    return true;
+  });
+  if (legal)
     return s;
   // Outputs so large that narrow blocks need more than 2^31 - 1 of them:
   // take the legal schedule with the fewest blocks. One always exists for

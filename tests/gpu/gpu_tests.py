@@ -25,14 +25,18 @@ SKIP = 77
 
 
 def woq(name, m, n, k, act="bf16", epilogue="scale", form="linear",
-        batch=None):
-    """A weight-only int8 linear layer graph."""
+        batch=None, weight="i8"):
+    """A weight-only int8 linear layer graph (with weight=act: a linear layer
+    whose weight needs no convert)."""
     xshape = f"{batch}, {m}, {k}" if batch else f"{m}, {k}"
     oshape = f"{batch}, {m}, {n}" if batch else f"{m}, {n}"
     params = [f"x: {act}[{xshape}]"]
     body = []
-    if form == "linear":
-        params.append(f"w: i8[{n}, {k}]")
+    if form == "linear" and weight == act:
+        params.append(f"w: {act}[{n}, {k}]")
+        body += ["y = linear(x, w)"]
+    elif form == "linear":
+        params.append(f"w: {weight}[{n}, {k}]")
         body += [f"wf = convert(w, {act})", "y = linear(x, wf)"]
     elif form == "matmul_t":  # matmul(x, transpose(convert(w)))
         params.append(f"w: i8[{n}, {k}]")
@@ -91,33 +95,6 @@ MISC = {
     "f32_weights_no_convert": """graph f32_weights_no_convert(x: f32[5, 1000], w: f32[300, 1000]) -> f32[5, 300] {
   y = linear(x, w)
   return y
-}
-""",
-    "bf16_weights": """graph bf16_weights(x: bf16[1, 4096], w: bf16[4096, 4096]) -> bf16[1, 4096] {
-  y = linear(x, w)
-  return y
-}
-""",
-    "bf16_weights_m16": """graph bf16_weights_m16(x: bf16[16, 4096], w: bf16[4096, 4096]) -> bf16[16, 4096] {
-  y = linear(x, w)
-  return y
-}
-""",
-    "f16_weights_m9": """graph f16_weights_m9(x: f16[9, 2048], w: f16[3000, 2048], s: f16[3000]) -> f16[9, 3000] {
-  y = linear(x, w)
-  o = mul(y, s)
-  return o
-}
-""",
-    "bf16_weights_m96": """graph bf16_weights_m96(x: bf16[96, 4096], w: bf16[4096, 4096]) -> bf16[96, 4096] {
-  y = linear(x, w)
-  return y
-}
-""",
-    "f16_weights_m40": """graph f16_weights_m40(x: f16[40, 2048], w: f16[3000, 2048], s: f16[3000]) -> f16[40, 3000] {
-  y = linear(x, w)
-  o = mul(y, s)
-  return o
 }
 """,
     "convert_on_a": """graph convert_on_a(x: f32[7, 2048], w: i8[512, 2048]) -> bf16[7, 512] {
@@ -193,6 +170,14 @@ def cases(quick):
         cs.append((nm, woq(nm, m, 4096, 11008, epilogue="none"), []))
     nm = "rank3_b2_m8_4096x4096"
     cs.append((nm, woq(nm, 8, 4096, 4096, batch=2), []))
+    # Weights already in the activations' type (no convert): mma and tiled.
+    for nm, m, n, k, act, epi in [
+            ("bf16_weights", 1, 4096, 4096, "bf16", "none"),
+            ("bf16_weights_m16", 16, 4096, 4096, "bf16", "none"),
+            ("bf16_weights_m96", 96, 4096, 4096, "bf16", "none"),
+            ("f16_weights_m9", 9, 3000, 2048, "f16", "scale"),
+            ("f16_weights_m40", 40, 3000, 2048, "f16", "scale")]:
+        cs.append((nm, woq(nm, m, n, k, act=act, epilogue=epi, weight=act), []))
     for name, text in MISC.items():
         cs.append((name, fix_nested(text), []))
     # Explicit schedules: each code path of the SIMT, mma and tiled emitters.
