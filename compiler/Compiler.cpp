@@ -178,7 +178,8 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
     }
     k.grid = launch.grid;
     k.block = launch.block;
-    k.sharedBytes = launch.sharedBytes;
+    k.sharedBytes = launch.sharedBytes();
+    k.dynamicSharedBytes = launch.dynamicSharedBytes;
     k.schedule = schedule.str();
     k.scheduleFields = scheduleFields(schedule);
     if (auto c = dyn_cast<ContractOp>(op)) {

@@ -230,6 +230,56 @@ Expected<DeviceIdentity> identifyDevice(int ordinal) {
   return id;
 }
 
+Error Device::query(cu::CUdevice device) {
+  dev = device;
+  Expected<RawIdentity> raw = queryIdentity(drv, dev);
+  if (!raw)
+    return raw.takeError();
+  drvVersion = raw->driverVersion;
+  devName = raw->name;
+  ccMajor = raw->ccMajor;
+  ccMinor = raw->ccMinor;
+
+  auto attr = [&](cu::CUdevice_attribute a, auto &out) -> Error {
+    int v = 0;
+    if (Error e = drv.check(drv.cuDeviceGetAttribute(&v, a, dev),
+                            fmt::format("cuDeviceGetAttribute({})", int(a))))
+      return e;
+    out = v;
+    return Error::success();
+  };
+  using namespace cu;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, sms))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, l2))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, maxThreads))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, maxBlock[0]))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, maxBlock[1]))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, maxBlock[2]))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, maxGrid[0]))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, maxGrid[1]))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, maxGrid[2]))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, maxShared))
+    return e;
+  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                     maxSharedOptin))
+    return e;
+  size_t total = 0;
+  if (Error e =
+          drv.check(drv.cuDeviceTotalMem_v2(&total, dev), "cuDeviceTotalMem"))
+    return e;
+  totalMem = int64_t(total);
+  return Error::success();
+}
+
 Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   Expected<const CudaDriver &> drvOr = CudaDriver::get();
   if (!drvOr)
@@ -238,65 +288,51 @@ Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
   Expected<cu::CUdevice> dev = initDevice(drv, ordinal);
   if (!dev)
     return dev.takeError();
-  Expected<RawIdentity> raw = queryIdentity(drv, *dev);
-  if (!raw)
-    return raw.takeError();
-
   std::unique_ptr<Device> d(new Device(drv));
   d->ord = ordinal;
-  d->dev = *dev;
-  d->drvVersion = raw->driverVersion;
-  d->devName = raw->name;
-  d->ccMajor = raw->ccMajor;
-  d->ccMinor = raw->ccMinor;
-
-  auto attr = [&](cu::CUdevice_attribute a, auto &out) -> Error {
-    int v = 0;
-    if (Error e = drv.check(drv.cuDeviceGetAttribute(&v, a, d->dev),
-                            fmt::format("cuDeviceGetAttribute({})", int(a))))
-      return e;
-    out = v;
-    return Error::success();
-  };
-  using namespace cu;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->sms))
+  if (Error e = d->query(*dev))
     return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d->l2))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, d->maxThreads))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, d->maxBlock[0]))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, d->maxBlock[1]))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, d->maxBlock[2]))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, d->maxGrid[0]))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, d->maxGrid[1]))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, d->maxGrid[2]))
-    return std::move(e);
-  if (Error e =
-          attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, d->maxShared))
-    return std::move(e);
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                     d->maxSharedOptin))
-    return std::move(e);
-  size_t total = 0;
-  if (Error e = drv.check(drv.cuDeviceTotalMem_v2(&total, d->dev),
-                          "cuDeviceTotalMem"))
-    return std::move(e);
-  d->totalMem = int64_t(total);
 
   if (Error e = drv.check(drv.cuDevicePrimaryCtxRetain(&d->ctx, d->dev),
                           "cuDevicePrimaryCtxRetain"))
     return std::move(e);
+  d->ownsContext = true;
   // From here on the destructor releases what was acquired.
   if (Error e = d->makeCurrent())
     return std::move(e);
-  if (Error e = drv.check(drv.cuStreamCreate(&d->strm, CU_STREAM_DEFAULT),
+  if (Error e = drv.check(drv.cuStreamCreate(&d->strm, cu::CU_STREAM_DEFAULT),
                           "cuStreamCreate"))
+    return std::move(e);
+  return std::move(d);
+}
+
+Expected<std::unique_ptr<Device>> Device::attachCurrent() {
+  Expected<const CudaDriver &> drvOr = CudaDriver::get();
+  if (!drvOr)
+    return drvOr.takeError();
+  const CudaDriver &drv = *drvOr;
+  // Without cuInit every other call fails with CUDA_ERROR_NOT_INITIALIZED;
+  // a process that has a context has initialised the driver already.
+  cu::CUresult r = drv.cuInit(0);
+  if (r == cu::CUDA_ERROR_NO_DEVICE)
+    return withContext(drv.check(r, "cuInit"), "no CUDA device found");
+  if (Error e = drv.check(r, "cuInit"))
+    return withContext(std::move(e), "cannot initialise the CUDA driver");
+  cu::CUcontext ctx = nullptr;
+  if (Error e = drv.check(drv.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
+    return std::move(e);
+  if (!ctx)
+    return runtimeError("no CUDA context is current on this thread: "
+                        "initialise CUDA first (in PyTorch, any CUDA tensor "
+                        "operation does)",
+                        cu::CUDA_ERROR_INVALID_VALUE);
+  cu::CUdevice device = 0;
+  if (Error e = drv.check(drv.cuCtxGetDevice(&device), "cuCtxGetDevice"))
+    return std::move(e);
+  std::unique_ptr<Device> d(new Device(drv));
+  d->ord = int(device);
+  d->ctx = ctx;
+  if (Error e = d->query(device))
     return std::move(e);
   return std::move(d);
 }
@@ -307,7 +343,7 @@ Device::~Device() {
     (void)drv.cuStreamSynchronize(strm);
     (void)drv.cuStreamDestroy_v2(strm);
   }
-  if (ctx)
+  if (ctx && ownsContext)
     (void)drv.cuDevicePrimaryCtxRelease_v2(dev);
 }
 

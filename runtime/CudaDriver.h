@@ -61,6 +61,7 @@ enum : CUresult {
   CUDA_ERROR_NOT_INITIALIZED = 3,
   CUDA_ERROR_NO_DEVICE = 100,
   CUDA_ERROR_INVALID_DEVICE = 101,
+  CUDA_ERROR_INVALID_CONTEXT = 201,
   CUDA_ERROR_INVALID_PTX = 218,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
@@ -141,6 +142,11 @@ enum : unsigned {
   X(cuDevicePrimaryCtxRetain, cu::CUcontext *, cu::CUdevice)                   \
   X(cuDevicePrimaryCtxRelease_v2, cu::CUdevice)                                \
   X(cuCtxSetCurrent, cu::CUcontext)                                            \
+  X(cuCtxGetCurrent, cu::CUcontext *)                                          \
+  X(cuCtxGetDevice, cu::CUdevice *)                                            \
+  X(cuCtxPushCurrent_v2, cu::CUcontext)                                        \
+  X(cuCtxPopCurrent_v2, cu::CUcontext *)                                       \
+  X(cuCtxSynchronize, void)                                                    \
   X(cuStreamCreate, cu::CUstream *, unsigned)                                  \
   X(cuStreamDestroy_v2, cu::CUstream)                                          \
   X(cuStreamSynchronize, cu::CUstream)                                         \
@@ -257,6 +263,12 @@ class Device {
 public:
   /// Initialises the driver and opens device `ordinal`.
   static llvm::Expected<std::unique_ptr<Device>> open(int ordinal = 0);
+  /// The context current on the calling thread (a framework's, such as
+  /// PyTorch's), borrowed: it is neither retained nor released, and no
+  /// stream is created (stream() is the context's default stream, which
+  /// work on the Device only uses while loading). Fails if no context is
+  /// current.
+  static llvm::Expected<std::unique_ptr<Device>> attachCurrent();
   ~Device();
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
@@ -301,12 +313,15 @@ public:
 
 private:
   explicit Device(const CudaDriver &drv) : drv(drv) {}
+  /// Reads the identity and limits of `dev` into this object.
+  llvm::Error query(cu::CUdevice device);
 
   const CudaDriver &drv;
   int ord = 0;
   cu::CUdevice dev = 0;
   cu::CUcontext ctx = nullptr;
   cu::CUstream strm = nullptr;
+  bool ownsContext = false;
   std::string devName;
   int ccMajor = 0, ccMinor = 0, drvVersion = 0, sms = 0, maxThreads = 0;
   int maxBlock[3] = {0, 0, 0};

@@ -18,10 +18,6 @@ using namespace llvm;
 
 namespace mtc {
 
-static std::string formatDims(const std::array<int64_t, 3> &d) {
-  return fmt::format("[{}, {}, {}]", d[0], d[1], d[2]);
-}
-
 //===----------------------------------------------------------------------===//
 // Graph capture and replay
 //===----------------------------------------------------------------------===//
@@ -157,67 +153,15 @@ static void summarize(Timing &t) {
 // Executor
 //===----------------------------------------------------------------------===//
 
-/// Checks that PTX for `arch` ("sm_90", "sm_90a") can run on `dev`.
-static Error checkArch(const Device &dev, StringRef arch) {
-  StringRef s = arch;
-  if (!s.consume_front("sm_"))
-    return Error::success();
-  bool specific = s.consume_back("a");
-  s.consume_back("f");
-  unsigned v = 0;
-  if (s.getAsInteger(10, v))
-    return Error::success();
-  unsigned have = unsigned(dev.computeMajor() * 10 + dev.computeMinor());
-  if (have < v || (specific && have != v))
-    return runtimeError(fmt::format(
-        "the PTX targets {} but {} is {} (compute capability {}.{})",
-        arch.str(), dev.name(), dev.arch(), dev.computeMajor(),
-        dev.computeMinor()));
-  return Error::success();
-}
-
 Expected<std::unique_ptr<Executor>>
 Executor::create(Device &device, const Manifest &manifest, StringRef ptx) {
   std::unique_ptr<Executor> ex(new Executor(device, manifest));
   const Manifest &m = ex->man;
-  if (Error e = device.makeCurrent())
-    return std::move(e);
-  if (Error e = checkArch(device, m.arch))
-    return std::move(e);
-
-  for (unsigned i = 0; i < m.buffers.size(); ++i)
-    if (!ex->bufferIndex.try_emplace(m.buffers[i].name, i).second)
-      return runtimeError(fmt::format(
-          "malformed manifest: buffer '{}' appears twice", m.buffers[i].name));
-  for (const std::string &o : m.outputs)
-    if (ex->findBuffer(o) < 0)
-      return runtimeError(
-          fmt::format("malformed manifest: output '{}' is not a buffer", o));
-
-  Expected<std::unique_ptr<Module>> modOr = Module::load(device, ptx);
-  if (!modOr)
-    return modOr.takeError();
-  ex->module = std::move(*modOr);
-
-  for (unsigned k = 0; k < m.kernels.size(); ++k) {
-    const KernelInfo &info = m.kernels[k];
-    Expected<Function> fnOr = ex->module->getFunction(info.name);
-    if (!fnOr)
-      return fnOr.takeError();
-    Kernel kernel;
-    kernel.fn = std::move(*fnOr);
-    for (const std::string &p : info.params) {
-      int b = ex->findBuffer(p);
-      if (b < 0)
-        return runtimeError(fmt::format(
-            "malformed manifest: kernel '{}' uses unknown buffer '{}'",
-            info.name, p));
-      kernel.params.push_back(unsigned(b));
-    }
-    if (Error e = ex->checkKernel(k, kernel))
-      return std::move(e);
-    ex->kernels.push_back(std::move(kernel));
-  }
+  Expected<std::unique_ptr<Program>> programOr =
+      Program::load(device, m, ptx);
+  if (!programOr)
+    return programOr.takeError();
+  ex->program = std::move(*programOr);
 
   for (const BufferInfo &b : m.buffers) {
     if (!numElements(b.shape))
@@ -244,101 +188,10 @@ Executor::~Executor() {
   (void)dev.synchronize();
 }
 
-Error Executor::checkKernel(unsigned k, Kernel &kernel) {
-  const KernelInfo &info = man.kernels[k];
-  const FunctionAttributes &a = kernel.fn.attributes;
-  const CudaDriver &drv = dev.driver();
-  std::string where = fmt::format("kernel '{}'", info.name);
-  static const char *const axis[] = {"x", "y", "z"};
-
-  int64_t threads = 1;
-  for (unsigned i = 0; i < 3; ++i) {
-    if (info.grid[i] < 1 || info.block[i] < 1)
-      return runtimeError(fmt::format("{} has an empty launch: grid {}, block "
-                                      "{}",
-                                      where, formatDims(info.grid),
-                                      formatDims(info.block)));
-    if (info.block[i] > dev.maxBlockDim(i))
-      return runtimeError(fmt::format(
-          "{}: block {} {} exceeds the device's limit {} in {}", where,
-          formatDims(info.block), axis[i], dev.maxBlockDim(i), axis[i]));
-    if (info.grid[i] > dev.maxGridDim(i))
-      return runtimeError(
-          fmt::format("{}: grid {} exceeds the device's limit {} in {}", where,
-                      formatDims(info.grid), dev.maxGridDim(i), axis[i]));
-    threads *= info.block[i];
-  }
-  if (threads > a.maxThreadsPerBlock)
-    return runtimeError(fmt::format(
-        "{} launches {} threads per block but can run at most {} (it uses {} "
-        "registers per thread)",
-        where, threads, a.maxThreadsPerBlock, a.registers));
-
-  // The manifest's shared bytes are what the kernel declares statically;
-  // whatever it does not declare is given as dynamic shared memory.
-  if (info.sharedBytes < 0)
-    return runtimeError(fmt::format("{} has negative shared memory", where));
-  int64_t dynamic =
-      std::max<int64_t>(0, info.sharedBytes - int64_t(a.staticSharedBytes));
-  int64_t total = int64_t(a.staticSharedBytes) + dynamic;
-  if (total > dev.maxSharedPerBlockOptin())
-    return runtimeError(fmt::format(
-        "{} needs {} bytes of shared memory per block but {} allows at most {}",
-        where, total, dev.name(), dev.maxSharedPerBlockOptin()));
-  if (total > dev.maxSharedPerBlock())
-    if (Error e =
-            dev.check(drv.cuFuncSetAttribute(
-                          kernel.fn.handle,
-                          cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          int(dynamic)),
-                      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
-      return withContext(std::move(e), where);
-  kernel.dynamicShared = unsigned(dynamic);
-
-  // Every parameter is a device pointer. Drivers for CUDA 12.4+ can tell how
-  // many parameters the PTX entry takes and how large they are; any answer
-  // other than "yes" or "no such parameter" skips the check.
-  if (drv.cuFuncGetParamInfo) {
-    static constexpr size_t kMaxParams = 4096;
-    size_t expected = kernel.params.size(), actual = 0;
-    bool known = true;
-    for (; actual < kMaxParams; ++actual) {
-      size_t offset = 0, size = 0;
-      cu::CUresult r =
-          drv.cuFuncGetParamInfo(kernel.fn.handle, actual, &offset, &size);
-      if (r == cu::CUDA_ERROR_INVALID_VALUE)
-        break;
-      if (r != cu::CUDA_SUCCESS) {
-        known = false;
-        break;
-      }
-      if (actual < expected && size != sizeof(cu::CUdeviceptr))
-        return runtimeError(fmt::format(
-            "parameter {} of {} is {} bytes in the PTX; mtc passes 8-byte "
-            "pointers",
-            actual, where, size));
-    }
-    if (known && actual != expected)
-      return runtimeError(fmt::format(
-          "{} takes {} parameters in the PTX but the manifest passes {}", where,
-          actual, expected));
-  }
-  return Error::success();
-}
-
-int Executor::findBuffer(StringRef name) const {
-  auto it = bufferIndex.find(name);
-  return it == bufferIndex.end() ? -1 : int(it->second);
-}
-
-StringRef Executor::jitInfoLog() const { return module->infoLog(); }
+StringRef Executor::jitInfoLog() const { return program->jitInfoLog(); }
 
 const FunctionAttributes &Executor::kernelAttributes(unsigned k) const {
-  return kernels[k].fn.attributes;
-}
-
-unsigned Executor::dynamicSharedBytes(unsigned k) const {
-  return kernels[k].dynamicShared;
+  return program->kernelAttributes(k);
 }
 
 static std::string namesWithRole(const Manifest &m, BufferInfo::Role role) {
@@ -401,25 +254,6 @@ Error Executor::checkInputsSet(StringRef what) const {
   return Error::success();
 }
 
-Error Executor::launch(unsigned k, ArrayRef<cu::CUdeviceptr> ptrs) {
-  const Kernel &kernel = kernels[k];
-  const KernelInfo &info = man.kernels[k];
-  // The driver reads each parameter through a pointer to its value.
-  SmallVector<cu::CUdeviceptr, 16> values;
-  for (unsigned b : kernel.params)
-    values.push_back(ptrs[b]);
-  SmallVector<void *, 16> params;
-  for (cu::CUdeviceptr &v : values)
-    params.push_back(&v);
-  cu::CUresult r = dev.driver().cuLaunchKernel(
-      kernel.fn.handle, unsigned(info.grid[0]), unsigned(info.grid[1]),
-      unsigned(info.grid[2]), unsigned(info.block[0]), unsigned(info.block[1]),
-      unsigned(info.block[2]), kernel.dynamicShared, dev.stream(),
-      params.empty() ? nullptr : params.data(), nullptr);
-  return withContext(dev.check(r, "cuLaunchKernel"),
-                     fmt::format("kernel '{}' failed", info.name));
-}
-
 Error Executor::run() {
   if (Error e = checkInputsSet("running the graph"))
     return e;
@@ -430,7 +264,7 @@ Error Executor::run() {
     ptrs.push_back(b.ptr());
   // Waiting after each kernel costs little outside timing and pins a fault
   // on the kernel that caused it.
-  for (unsigned k = 0; k < kernels.size(); ++k) {
+  for (unsigned k = 0; k < program->numKernels(); ++k) {
     if (Error e = launch(k, ptrs))
       return e;
     if (Error e = dev.synchronize())
@@ -461,12 +295,12 @@ Expected<HostTensor> Executor::getOutput(StringRef name) {
 }
 
 Expected<Timing> Executor::time(const TimingOptions &o) {
-  if (kernels.empty())
+  if (program->numKernels() == 0)
     return runtimeError(
         fmt::format("graph '{}' has no kernels to time", man.graph));
-  if (o.kernel && *o.kernel >= kernels.size())
+  if (o.kernel && *o.kernel >= program->numKernels())
     return runtimeError(fmt::format("there is no kernel {} ({} kernels)",
-                                    *o.kernel, kernels.size()));
+                                    *o.kernel, program->numKernels()));
   if (o.callsPerGraph == 0 || o.replays == 0)
     return runtimeError("timing needs at least one call and one replay");
   std::string what =
@@ -480,18 +314,18 @@ Expected<Timing> Executor::time(const TimingOptions &o) {
     return std::move(e);
 
   unsigned first = o.kernel ? *o.kernel : 0;
-  unsigned last = o.kernel ? *o.kernel + 1 : unsigned(kernels.size());
+  unsigned last = o.kernel ? *o.kernel + 1 : unsigned(program->numKernels());
 
   // The buffers that get a copy per call: for the program its inputs, for one
   // kernel the inputs and intermediates it reads (those an earlier kernel
   // produced). Outputs, other intermediates and workspaces are shared.
   std::vector<bool> earlier(buffers.size(), false), rotate(buffers.size());
   for (unsigned k = 0; k < first; ++k)
-    for (unsigned b : kernels[k].params)
+    for (unsigned b : program->kernelParams(k))
       earlier[b] = true;
   std::vector<unsigned> rotated;
   for (unsigned k = first; k < last; ++k)
-    for (unsigned b : kernels[k].params) {
+    for (unsigned b : program->kernelParams(k)) {
       BufferInfo::Role r = man.buffers[b].role;
       bool reads =
           r == BufferInfo::Role::Input ||

@@ -14,8 +14,7 @@
 #include "runtime/CudaDriver.h"
 #include "runtime/HostTensor.h"
 #include "runtime/Manifest.h"
-
-#include "llvm/ADT/StringMap.h"
+#include "runtime/Program.h"
 
 #include <memory>
 #include <optional>
@@ -63,9 +62,8 @@ struct Timing {
 /// A compiled graph, loaded on a device and ready to run.
 class Executor {
 public:
-  /// Loads `ptx`, resolves every kernel of `manifest` and checks its launch
-  /// geometry against the kernel's and the device's limits, and allocates
-  /// every buffer (all zeroed; workspaces must stay zero between kernels).
+  /// Loads `manifest`'s Program from `ptx` and allocates every buffer (all
+  /// zeroed; workspaces must stay zero between kernels).
   static llvm::Expected<std::unique_ptr<Executor>>
   create(Device &device, const Manifest &manifest, llvm::StringRef ptx);
   ~Executor();
@@ -92,32 +90,24 @@ public:
   llvm::StringRef jitInfoLog() const;
   /// Registers, spills and shared memory of kernel `k` as the JIT built it.
   const FunctionAttributes &kernelAttributes(unsigned k) const;
-  /// The dynamic shared memory kernel `k` is launched with: the manifest's
-  /// shared bytes beyond what the kernel declares statically (normally 0).
-  unsigned dynamicSharedBytes(unsigned k) const;
 
 private:
-  struct Kernel {
-    Function fn;
-    std::vector<unsigned> params; // buffer indices, in parameter order
-    unsigned dynamicShared = 0;
-  };
-
   Executor(Device &device, const Manifest &manifest)
       : dev(device), man(manifest) {}
-  llvm::Error checkKernel(unsigned k, Kernel &kernel);
-  /// Launches kernel `k` with buffer i at `ptrs[i]`.
-  llvm::Error launch(unsigned k, llvm::ArrayRef<cu::CUdeviceptr> ptrs);
+  /// Launches kernel `k` on the device's stream with buffer i at `ptrs[i]`.
+  llvm::Error launch(unsigned k, llvm::ArrayRef<cu::CUdeviceptr> ptrs) {
+    return program->launch(k, ptrs, dev.stream());
+  }
   llvm::Error checkInputsSet(llvm::StringRef what) const;
-  int findBuffer(llvm::StringRef name) const;
+  int findBuffer(llvm::StringRef name) const {
+    return program->findBuffer(name);
+  }
 
   Device &dev;
   Manifest man;
-  std::unique_ptr<Module> module;
-  std::vector<Kernel> kernels;
+  std::unique_ptr<Program> program; // refers to `man`
   std::vector<DeviceBuffer> buffers; // parallel to man.buffers
   std::vector<bool> inputSet;        // parallel to man.buffers
-  llvm::StringMap<unsigned> bufferIndex;
 };
 
 /// The PTX of mtc's streaming-read kernel (sm_80+): `mtc_read_bw(src,

@@ -38,6 +38,20 @@ static StringRef roleName(BufferInfo::Role r) {
   return "?";
 }
 
+/// How a buffer must be initialised before the first launch.
+static StringRef initName(BufferInfo::Role r) {
+  switch (r) {
+  case BufferInfo::Role::Input:
+  case BufferInfo::Role::Output:
+    return "caller";
+  case BufferInfo::Role::Intermediate:
+    return "none";
+  case BufferInfo::Role::Workspace:
+    return "zero_once";
+  }
+  return "?";
+}
+
 static json::Array toArray(ArrayRef<int64_t> v) {
   json::Array a;
   for (int64_t x : v)
@@ -52,7 +66,8 @@ json::Value Manifest::toJSON() const {
                                 {"role", roleName(b.role)},
                                 {"dtype", dtypeName(b.dtype)},
                                 {"shape", toArray(b.shape)},
-                                {"bytes", b.bytes()}});
+                                {"bytes", b.bytes()},
+                                {"init", initName(b.role)}});
   json::Array ks;
   for (const KernelInfo &k : kernels) {
     json::Object o{{"name", k.name},
@@ -62,6 +77,7 @@ json::Value Manifest::toJSON() const {
                    {"grid", toArray(k.grid)},
                    {"block", toArray(k.block)},
                    {"shared_bytes", k.sharedBytes},
+                   {"dynamic_shared_bytes", k.dynamicSharedBytes},
                    {"schedule", k.schedule},
                    {"schedule_fields", json::Object(k.scheduleFields)},
                    {"flops", k.flops},
@@ -146,6 +162,10 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
       b.role = BufferInfo::Role::Workspace;
     else
       return malformed("unknown buffer role '" + role + "'");
+    if (std::optional<StringRef> init = bo->getString("init");
+        init && *init != initName(b.role))
+      return malformed("buffer '" + b.name + "' (" + role + ") has init '" +
+                       *init + "', expected '" + initName(b.role) + "'");
     std::string err;
     if (!checkShape(b.shape, err))
       return malformed("buffer '" + b.name + "': " + err);
@@ -190,6 +210,17 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
       k.block[i] = block[i];
     }
     k.sharedBytes = ko->getInteger("shared_bytes").value_or(0);
+    std::optional<int64_t> dynamicShared =
+        ko->getInteger("dynamic_shared_bytes");
+    if (!dynamicShared)
+      return malformed("kernel '" + k.name +
+                       "' has no dynamic_shared_bytes (written by an older "
+                       "mtc: compile the graph again)");
+    k.dynamicSharedBytes = *dynamicShared;
+    if (k.dynamicSharedBytes < 0 || k.sharedBytes < k.dynamicSharedBytes)
+      return malformed("kernel '" + k.name + "' has dynamic_shared_bytes " +
+                       Twine(k.dynamicSharedBytes) + " and shared_bytes " +
+                       Twine(k.sharedBytes));
     if (const json::Object *sf = ko->getObject("schedule_fields"))
       k.scheduleFields = *sf;
     k.flops = ko->getNumber("flops").value_or(0);

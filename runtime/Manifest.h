@@ -23,6 +23,12 @@ namespace mtc {
 
 /// A device buffer: a graph input, an output, an intermediate between kernels
 /// or a kernel's zero-initialised workspace.
+///
+/// Whoever runs a manifest provides inputs and outputs, and allocates the
+/// others once, when it loads the program: intermediates need no
+/// initialisation; a workspace must be zero before the first launch, and
+/// every launch leaves it zero again (the manifest says "init": "zero_once").
+/// Launches that share a workspace must not overlap in time.
 struct BufferInfo {
   enum class Role { Input, Output, Intermediate, Workspace };
   std::string name;
@@ -39,7 +45,13 @@ struct KernelInfo {
   std::vector<std::string> params;  // buffer names, in parameter order
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
+  /// Shared memory per block, static and dynamic together (an upper bound of
+  /// what the module declares plus the dynamic part).
   int64_t sharedBytes = 0;
+  /// What the launch passes as dynamic shared memory. Beyond the device's
+  /// default (48 KiB) the kernel must first be allowed it with
+  /// cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+  int64_t dynamicSharedBytes = 0;
   std::string schedule;             // ScheduleParams::str()
   llvm::json::Object scheduleFields;   // the same, field by field
   double flops = 0;                 // useful floating-point operations

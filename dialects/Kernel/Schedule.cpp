@@ -378,11 +378,11 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
            "); it would spill";
   LaunchConfig l = contractLaunchConfig(c, s);
   if (s.kind == ScheduleKind::tiled) {
-    if (l.sharedBytes > kMaxOptinShared)
-      return "needs " + std::to_string(l.sharedBytes) +
+    if (l.sharedBytes() > kMaxOptinShared)
+      return "needs " + std::to_string(l.sharedBytes()) +
              " bytes of shared memory (limit 227 KiB)";
-  } else if (l.sharedBytes > kMaxStaticShared) {
-    return "needs " + std::to_string(l.sharedBytes) +
+  } else if (l.sharedBytes() > kMaxStaticShared) {
+    return "needs " + std::to_string(l.sharedBytes()) +
            " bytes of shared memory (limit 48 KiB)";
   }
   if (l.grid[0] > (int64_t(1) << 31) - 1)
@@ -658,9 +658,9 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
   ContractGeometry g = contractGeometry(c, s);
   l.grid = {g.gridN * g.gridM, 1, s.splitk};
   l.block = {s.warps * 32, 1, 1};
-  l.sharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);
+  l.staticSharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);
   if (s.kind == ScheduleKind::tiled)
-    l.sharedBytes += s.stages * g.stageBytes;
+    l.dynamicSharedBytes = s.stages * g.stageBytes;
   if (s.splitk > 1)
     l.workspaceBytes = llvm::alignTo(c.m * c.n * 4, 256) +
                        llvm::alignTo(g.gridN * g.gridM * 4, 256);

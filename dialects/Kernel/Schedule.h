@@ -55,8 +55,12 @@ struct ScheduleParams {
 struct LaunchConfig {
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
-  /// Static shared memory the kernel declares.
-  int64_t sharedBytes = 0;
+  /// Shared memory the kernel declares statically (reduction scratch, the
+  /// split-K flag) and the dynamic shared memory it must be launched with
+  /// (the tiled kind's staging ring).
+  int64_t staticSharedBytes = 0;
+  int64_t dynamicSharedBytes = 0;
+  int64_t sharedBytes() const { return staticSharedBytes + dynamicSharedBytes; }
   /// Zero-initialised device scratch the kernel needs (split-K partial sums
   /// and arrival counters); kernels leave it zeroed again when they finish.
   int64_t workspaceBytes = 0;

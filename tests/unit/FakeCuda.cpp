@@ -121,7 +121,10 @@ struct CUgraphExec_st {
 
 namespace {
 
-CUctx_st theContext;
+CUctx_st theContext, otherContext;
+/// The context current on this thread, and those pushed over it.
+thread_local CUcontext currentContext = nullptr;
+thread_local std::vector<CUcontext> contextStack;
 std::vector<CUstream_st *> streams;
 
 bool anyCapturing() {
@@ -179,6 +182,7 @@ const ErrorText kErrors[] = {
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS",
@@ -411,8 +415,59 @@ FAKE_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
 }
 
 FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx) {
-  return ctx == &theContext || !ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (ctx != &theContext && ctx != &otherContext && ctx)
+    return CUDA_ERROR_INVALID_VALUE;
+  currentContext = ctx;
+  return CUDA_SUCCESS;
 }
+
+FAKE_API CUresult cuCtxGetCurrent(CUcontext *ctx) {
+  *ctx = currentContext;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxGetDevice(CUdevice *dev) {
+  if (!currentContext)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *dev = 0;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+  if (ctx != &theContext && ctx != &otherContext)
+    return CUDA_ERROR_INVALID_VALUE;
+  contextStack.push_back(currentContext);
+  currentContext = ctx;
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxPopCurrent_v2(CUcontext *ctx) {
+  if (contextStack.empty())
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (ctx)
+    *ctx = currentContext;
+  currentContext = contextStack.back();
+  contextStack.pop_back();
+  return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxSynchronize() {
+  if (!currentContext)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (anyCapturing())
+    return captureViolation();
+  return state.sticky;
+}
+
+/// Makes no context (0), the device's primary context (1) or another
+/// context (2, as a framework's own might be) current on this thread.
+FAKE_API void fakeCudaSetCurrentContext(int which) {
+  currentContext = which == 1 ? &theContext : which == 2 ? &otherContext
+                                                          : nullptr;
+  contextStack.clear();
+}
+/// Contexts pushed and not yet popped.
+FAKE_API long fakeCudaPushedContexts() { return long(contextStack.size()); }
 
 //===----------------------------------------------------------------------===//
 // Streams and events
@@ -440,9 +495,8 @@ FAKE_API CUresult cuStreamDestroy_v2(CUstream s) {
 }
 
 FAKE_API CUresult cuStreamSynchronize(CUstream s) {
-  if (!s)
-    return CUDA_ERROR_INVALID_HANDLE;
-  if (s->capturing)
+  // The null stream is the legacy default stream, which waits for all.
+  if (!s ? anyCapturing() : s->capturing)
     return captureViolation();
   return state.sticky;
 }
@@ -692,8 +746,14 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     return state.sticky;
   if (mode() == "launch_fail")
     return CUDA_ERROR_LAUNCH_FAILED;
-  if (!f || !s || extra)
+  if (!f || extra)
     return CUDA_ERROR_INVALID_VALUE;
+  // Kernels run in the current context, which must be the module's.
+  if (currentContext != &theContext)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  // The legacy default stream may not depend on a capturing stream.
+  if (!s && anyCapturing())
+    return captureViolation();
   FakeFunction *fn = fakeFn(f);
   if (!gx || !gy || !gz || !bx || !by || !bz || uint64_t(bx) * by * bz > 1024)
     return CUDA_ERROR_INVALID_VALUE;
@@ -713,7 +773,7 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
       return CUDA_ERROR_INVALID_VALUE;
     l.args.push_back(v);
   }
-  if (s->capturing) {
+  if (s && s->capturing) {
     s->graph->launches.push_back(l);
     return CUDA_SUCCESS;
   }

@@ -1,0 +1,201 @@
+//===- Program.cpp - A manifest's kernels, loaded and checked -------------===//
+//
+// See Program.h.
+//
+//===----------------------------------------------------------------------===//
+#include "runtime/Program.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+using namespace llvm;
+
+namespace mtc {
+
+static std::string formatDims(const std::array<int64_t, 3> &d) {
+  return fmt::format("[{}, {}, {}]", d[0], d[1], d[2]);
+}
+
+/// Checks that PTX for `arch` ("sm_90", "sm_90a") can run on `dev`.
+static Error checkArch(const Device &dev, StringRef arch) {
+  StringRef s = arch;
+  if (!s.consume_front("sm_"))
+    return Error::success();
+  bool specific = s.consume_back("a");
+  s.consume_back("f");
+  unsigned v = 0;
+  if (s.getAsInteger(10, v))
+    return Error::success();
+  unsigned have = unsigned(dev.computeMajor() * 10 + dev.computeMinor());
+  if (have < v || (specific && have != v))
+    return runtimeError(fmt::format(
+        "the PTX targets {} but {} is {} (compute capability {}.{})",
+        arch.str(), dev.name(), dev.arch(), dev.computeMajor(),
+        dev.computeMinor()));
+  return Error::success();
+}
+
+int Program::findBuffer(StringRef name) const {
+  for (unsigned i = 0; i < man.buffers.size(); ++i)
+    if (man.buffers[i].name == name)
+      return int(i);
+  return -1;
+}
+
+Expected<std::unique_ptr<Program>>
+Program::load(Device &device, const Manifest &manifest, StringRef ptx) {
+  std::unique_ptr<Program> p(new Program(device, manifest));
+  const Manifest &m = manifest;
+  if (Error e = device.makeCurrent())
+    return std::move(e);
+  if (Error e = checkArch(device, m.arch))
+    return std::move(e);
+
+  for (unsigned i = 0; i < m.buffers.size(); ++i)
+    if (p->findBuffer(m.buffers[i].name) != int(i))
+      return runtimeError(fmt::format(
+          "malformed manifest: buffer '{}' appears twice", m.buffers[i].name));
+  for (const std::string &o : m.outputs)
+    if (p->findBuffer(o) < 0)
+      return runtimeError(
+          fmt::format("malformed manifest: output '{}' is not a buffer", o));
+
+  Expected<std::unique_ptr<Module>> modOr = Module::load(device, ptx);
+  if (!modOr)
+    return modOr.takeError();
+  p->module = std::move(*modOr);
+
+  for (unsigned k = 0; k < m.kernels.size(); ++k) {
+    const KernelInfo &info = m.kernels[k];
+    Expected<Function> fnOr = p->module->getFunction(info.name);
+    if (!fnOr)
+      return fnOr.takeError();
+    Kernel kernel;
+    kernel.fn = std::move(*fnOr);
+    for (const std::string &name : info.params) {
+      int b = p->findBuffer(name);
+      if (b < 0)
+        return runtimeError(fmt::format(
+            "malformed manifest: kernel '{}' uses unknown buffer '{}'",
+            info.name, name));
+      kernel.params.push_back(unsigned(b));
+    }
+    if (Error e = p->checkKernel(k, kernel))
+      return std::move(e);
+    p->kernels.push_back(std::move(kernel));
+  }
+  return std::move(p);
+}
+
+Error Program::checkKernel(unsigned k, Kernel &kernel) const {
+  const KernelInfo &info = man.kernels[k];
+  const FunctionAttributes &a = kernel.fn.attributes;
+  const CudaDriver &drv = dev.driver();
+  std::string where = fmt::format("kernel '{}'", info.name);
+  static const char *const axis[] = {"x", "y", "z"};
+
+  if (kernel.params.size() > kMaxParams)
+    return runtimeError(fmt::format("{} takes {} parameters; mtc launches at "
+                                    "most {}",
+                                    where, kernel.params.size(), kMaxParams));
+  int64_t threads = 1;
+  for (unsigned i = 0; i < 3; ++i) {
+    if (info.grid[i] < 1 || info.block[i] < 1)
+      return runtimeError(fmt::format("{} has an empty launch: grid {}, block "
+                                      "{}",
+                                      where, formatDims(info.grid),
+                                      formatDims(info.block)));
+    if (info.block[i] > dev.maxBlockDim(i))
+      return runtimeError(fmt::format(
+          "{}: block {} {} exceeds the device's limit {} in {}", where,
+          formatDims(info.block), axis[i], dev.maxBlockDim(i), axis[i]));
+    if (info.grid[i] > dev.maxGridDim(i))
+      return runtimeError(
+          fmt::format("{}: grid {} exceeds the device's limit {} in {}", where,
+                      formatDims(info.grid), dev.maxGridDim(i), axis[i]));
+    threads *= info.block[i];
+  }
+  if (threads > a.maxThreadsPerBlock)
+    return runtimeError(fmt::format(
+        "{} launches {} threads per block but can run at most {} (it uses {} "
+        "registers per thread)",
+        where, threads, a.maxThreadsPerBlock, a.registers));
+
+  // The manifest says how much dynamic shared memory the launch passes;
+  // with what the module declares statically it must fit the device, and
+  // beyond the default it must be allowed first.
+  int64_t dynamic = info.dynamicSharedBytes;
+  if (dynamic < 0)
+    return runtimeError(
+        fmt::format("{} has negative dynamic shared memory", where));
+  int64_t total = int64_t(a.staticSharedBytes) + dynamic;
+  if (total > dev.maxSharedPerBlockOptin())
+    return runtimeError(fmt::format(
+        "{} needs {} bytes of shared memory per block but {} allows at most {}",
+        where, total, dev.name(), dev.maxSharedPerBlockOptin()));
+  if (total > dev.maxSharedPerBlock())
+    if (Error e =
+            dev.check(drv.cuFuncSetAttribute(
+                          kernel.fn.handle,
+                          cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                          int(dynamic)),
+                      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
+      return withContext(std::move(e), where);
+  kernel.dynamicShared = unsigned(dynamic);
+
+  // Every parameter is a device pointer. Drivers for CUDA 12.4+ can tell how
+  // many parameters the PTX entry takes and how large they are; any answer
+  // other than "yes" or "no such parameter" skips the check.
+  if (drv.cuFuncGetParamInfo) {
+    size_t expected = kernel.params.size(), actual = 0;
+    bool known = true;
+    for (; actual <= kMaxParams; ++actual) {
+      size_t offset = 0, size = 0;
+      cu::CUresult r =
+          drv.cuFuncGetParamInfo(kernel.fn.handle, actual, &offset, &size);
+      if (r == cu::CUDA_ERROR_INVALID_VALUE)
+        break;
+      if (r != cu::CUDA_SUCCESS) {
+        known = false;
+        break;
+      }
+      if (actual < expected && size != sizeof(cu::CUdeviceptr))
+        return runtimeError(fmt::format(
+            "parameter {} of {} is {} bytes in the PTX; mtc passes 8-byte "
+            "pointers",
+            actual, where, size));
+    }
+    if (known && actual != expected)
+      return runtimeError(fmt::format(
+          "{} takes {} parameters in the PTX but the manifest passes {}", where,
+          actual, expected));
+  }
+  return Error::success();
+}
+
+Error Program::launch(unsigned k, ArrayRef<cu::CUdeviceptr> ptrs,
+                      cu::CUstream stream) const {
+  const Kernel &kernel = kernels[k];
+  const KernelInfo &info = man.kernels[k];
+  // The driver reads each parameter through a pointer to its value; both
+  // live on the stack (load() bounds their number).
+  std::array<cu::CUdeviceptr, kMaxParams> values;
+  std::array<void *, kMaxParams> params;
+  size_t n = kernel.params.size();
+  for (size_t i = 0; i < n; ++i) {
+    values[i] = ptrs[kernel.params[i]];
+    params[i] = &values[i];
+  }
+  cu::CUresult r = dev.driver().cuLaunchKernel(
+      kernel.fn.handle, unsigned(info.grid[0]), unsigned(info.grid[1]),
+      unsigned(info.grid[2]), unsigned(info.block[0]), unsigned(info.block[1]),
+      unsigned(info.block[2]), kernel.dynamicShared, stream,
+      n ? params.data() : nullptr, nullptr);
+  if (r == cu::CUDA_SUCCESS)
+    return Error::success();
+  return withContext(dev.check(r, "cuLaunchKernel"),
+                     fmt::format("kernel '{}' failed", info.name));
+}
+
+} // namespace mtc
