@@ -86,7 +86,9 @@ struct mtc_artifact {
   std::unique_ptr<Device> device;
   std::string graph, symbol;
   std::vector<TensorDesc> inputs, outputs;
-  std::vector<Bucket> buckets; // ascending values
+  /// Ascending values. Programs refer to their bucket's manifest, so
+  /// buckets never move.
+  std::vector<std::unique_ptr<Bucket>> buckets;
 };
 
 namespace {
@@ -126,8 +128,8 @@ mtc_status loadBucket(mtc_artifact &a, StringRef path, int64_t value) {
                    fmt::format("'{}' has {} buffers; at most {} are supported",
                                path.str(), m->buffers.size(), kMaxBuffers));
 
-  a.buckets.emplace_back();
-  Bucket &b = a.buckets.back();
+  a.buckets.push_back(std::make_unique<Bucket>());
+  Bucket &b = *a.buckets.back();
   b.value = value;
   b.manifest = std::move(*m);
   Expected<std::unique_ptr<Program>> program =
@@ -170,7 +172,7 @@ mtc_status loadBucket(mtc_artifact &a, StringRef path, int64_t value) {
 /// Fills the artifact's signature from its buckets, checking that they
 /// agree: the same tensors, and shapes that differ only where the symbol is.
 mtc_status describeSignature(mtc_artifact &a) {
-  const Bucket &first = a.buckets.front();
+  const Bucket &first = *a.buckets.front();
   auto describe = [&](ArrayRef<unsigned> firstIdx,
                       std::vector<unsigned> Bucket::*which,
                       std::vector<TensorDesc> &out) -> mtc_status {
@@ -179,14 +181,14 @@ mtc_status describeSignature(mtc_artifact &a) {
       TensorDesc t;
       t.name = b0.name;
       t.dtype = dtypeName(b0.dtype).str();
-      for (const Bucket &bk : a.buckets) {
-        const std::vector<unsigned> &idx = bk.*which;
+      for (const auto &bk : a.buckets) {
+        const std::vector<unsigned> &idx = (*bk).*which;
         if (idx.size() != firstIdx.size())
           return failure(MTC_ERROR_MALFORMED,
                          fmt::format("the buckets of '{}' disagree on the "
                                      "number of inputs or outputs",
                                      a.graph));
-        const BufferInfo &b = bk.manifest.buffers[idx[i]];
+        const BufferInfo &b = bk->manifest.buffers[idx[i]];
         if (b.name != b0.name || b.dtype != b0.dtype ||
             b.shape.size() != b0.shape.size())
           return failure(MTC_ERROR_MALFORMED,
@@ -204,9 +206,9 @@ mtc_status describeSignature(mtc_artifact &a) {
       // other dimension must be the same in all buckets.
       for (size_t d = 0; d < b0.shape.size(); ++d) {
         bool symbolic = a.buckets.size() > 1, fixed = true;
-        for (const Bucket &bk : a.buckets) {
-          int64_t v = bk.manifest.buffers[(bk.*which)[i]].shape[d];
-          symbolic &= v == bk.value;
+        for (const auto &bk : a.buckets) {
+          int64_t v = bk->manifest.buffers[((*bk).*which)[i]].shape[d];
+          symbolic &= v == bk->value;
           fixed &= v == b0.shape[d];
         }
         if (symbolic && t.symbolicDim < 0)
@@ -244,7 +246,7 @@ mtc_status load(const char *path, mtc_artifact &a) {
   if (!o->get("buckets")) {
     if (mtc_status s = loadBucket(a, path, 0))
       return s;
-    a.graph = a.buckets.front().manifest.graph;
+    a.graph = a.buckets.front()->manifest.graph;
     return describeSignature(a);
   }
   Expected<DispatchManifest> d = DispatchManifest::fromJSON(*json);
@@ -366,7 +368,7 @@ int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact,
                                   size_t bucket) {
   if (!artifact || bucket >= artifact->buckets.size())
     return -1;
-  return artifact->buckets[bucket].value;
+  return artifact->buckets[bucket]->value;
 }
 
 mtc_status mtc_artifact_select(const mtc_artifact *artifact, int64_t value,
@@ -388,7 +390,7 @@ mtc_status mtc_artifact_select(const mtc_artifact *artifact, int64_t value,
                    fmt::format("{} = {}: the value must be at least 1",
                                artifact->symbol, value));
   for (size_t i = 0; i < artifact->buckets.size(); ++i)
-    if (artifact->buckets[i].value >= value) {
+    if (artifact->buckets[i]->value >= value) {
       *bucket = i;
       return MTC_SUCCESS;
     }
@@ -396,7 +398,7 @@ mtc_status mtc_artifact_select(const mtc_artifact *artifact, int64_t value,
                  fmt::format("{} = {} exceeds the largest bucket of graph "
                              "'{}' ({})",
                              artifact->symbol, value, artifact->graph,
-                             artifact->buckets.back().value));
+                             artifact->buckets.back()->value));
 }
 
 size_t mtc_artifact_num_inputs(const mtc_artifact *artifact) {
@@ -430,7 +432,7 @@ mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t bucket,
                    fmt::format("graph '{}' has no {} {} ({} in all)",
                                artifact->graph, input ? "input" : "output",
                                index, descs.size()));
-  const Bucket &b = artifact->buckets[bucket];
+  const Bucket &b = *artifact->buckets[bucket];
   const BufferInfo &buf =
       b.manifest.buffers[(input ? b.inputs : b.outputs)[index]];
   const TensorDesc &t = descs[index];
@@ -451,7 +453,7 @@ mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
   size_t index = 0;
   if (mtc_status s = mtc_artifact_select(artifact, value, &index))
     return s;
-  const Bucket &b = artifact->buckets[index];
+  const Bucket &b = *artifact->buckets[index];
   if (num_inputs != b.inputs.size() || num_outputs != b.outputs.size())
     return failure(MTC_ERROR_INVALID_ARGUMENT,
                    fmt::format("graph '{}' takes {} inputs and {} outputs; "

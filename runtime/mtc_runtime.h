@@ -44,6 +44,12 @@
 extern "C" {
 #endif
 
+#if defined(__GNUC__)
+#define MTC_API __attribute__((visibility("default")))
+#else
+#define MTC_API
+#endif
+
 /* Bumped whenever a declaration below changes meaning. */
 #define MTC_RUNTIME_ABI_VERSION 1
 
@@ -69,38 +75,38 @@ typedef unsigned long long mtc_deviceptr;
 typedef struct mtc_artifact mtc_artifact;
 
 /* MTC_RUNTIME_ABI_VERSION of the library (compare with the header's). */
-int mtc_runtime_abi_version(void);
+MTC_API int mtc_runtime_abi_version(void);
 /* "MTC_ERROR_OUT_OF_RANGE" */
-const char *mtc_status_name(mtc_status status);
+MTC_API const char *mtc_status_name(mtc_status status);
 /* The message of the calling thread's last failure ("" if none). */
-const char *mtc_last_error(void);
+MTC_API const char *mtc_last_error(void);
 
 /* Loads the artifact at `path` (a dispatch manifest or a manifest) into the
    CUDA context current on the calling thread: reads every bucket's manifest
    and PTX, JIT-compiles them, checks every kernel against the device, and
    allocates and zeroes the buffers the caller does not own. Do not call it
    while a stream of this process is being captured. */
-mtc_status mtc_artifact_load(const char *path, mtc_artifact **out);
+MTC_API mtc_status mtc_artifact_load(const char *path, mtc_artifact **out);
 /* Frees what mtc_artifact_load made (after waiting for the context's work);
    null is allowed. */
-void mtc_artifact_free(mtc_artifact *artifact);
+MTC_API void mtc_artifact_free(mtc_artifact *artifact);
 
 /* The graph's name, and the symbolic dimension's ("" for an unbound
    graph). The strings live as long as the artifact. */
-const char *mtc_artifact_graph(const mtc_artifact *artifact);
-const char *mtc_artifact_symbol(const mtc_artifact *artifact);
+MTC_API const char *mtc_artifact_graph(const mtc_artifact *artifact);
+MTC_API const char *mtc_artifact_symbol(const mtc_artifact *artifact);
 
 /* Buckets, ascending: an unbound graph has one, of value 0. */
-size_t mtc_artifact_num_buckets(const mtc_artifact *artifact);
-int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact, size_t bucket);
+MTC_API size_t mtc_artifact_num_buckets(const mtc_artifact *artifact);
+MTC_API int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact, size_t bucket);
 /* The bucket that runs runtime value `value` (>= 1; 0 for an unbound
    graph). */
-mtc_status mtc_artifact_select(const mtc_artifact *artifact, int64_t value,
+MTC_API mtc_status mtc_artifact_select(const mtc_artifact *artifact, int64_t value,
                                size_t *bucket);
 
 /* The graph's inputs and outputs, in signature and return order. */
-size_t mtc_artifact_num_inputs(const mtc_artifact *artifact);
-size_t mtc_artifact_num_outputs(const mtc_artifact *artifact);
+MTC_API size_t mtc_artifact_num_inputs(const mtc_artifact *artifact);
+MTC_API size_t mtc_artifact_num_outputs(const mtc_artifact *artifact);
 
 #define MTC_MAX_RANK 8
 typedef enum mtc_tensor_kind { MTC_INPUT = 0, MTC_OUTPUT = 1 } mtc_tensor_kind;
@@ -114,7 +120,7 @@ typedef struct mtc_tensor_info {
   int symbolic_dim;
 } mtc_tensor_info;
 /* Input or output `index` as bucket `bucket` lays it out. */
-mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t bucket,
+MTC_API mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t bucket,
                                mtc_tensor_kind kind, size_t index,
                                mtc_tensor_info *info);
 
@@ -124,7 +130,7 @@ mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t bucket,
    `outputs[i]` for output i, each laid out as mtc_artifact_tensor says for
    that bucket, none null. Asynchronous: a kernel that faults is reported by
    the next synchronising call on the stream. */
-mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
+MTC_API mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
                                mtc_stream stream, const mtc_deviceptr *inputs,
                                size_t num_inputs, const mtc_deviceptr *outputs,
                                size_t num_outputs);
