@@ -206,7 +206,15 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
       hit = cache.lookup(key, warnings);
     for (const std::string &w : warnings)
       log << "mtc: warning: " << w << "\n";
+    // With --verbose, one line per kernel says what happens to it (the
+    // Python package shows these as progress); the target name tells the
+    // buckets of a --bind compile apart.
+    std::string label = (options.outputName.empty() ? func.getSymName().str()
+                                                    : options.outputName) +
+                        " " + kt.name;
     if (hit && checkSchedule(op, hit->schedule).empty()) {
+      if (tuning.verbose)
+        log << "mtc: " << label << ": cached " << hit->schedule.str() << "\n";
       kt.schedule = hit->schedule;
       kt.micros = hit->micros;
       kt.heuristicMicros = hit->heuristicMicros;
@@ -217,6 +225,9 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
       llvm::Expected<Device &> device = lazy.get();
       if (!device)
         return device.takeError();
+      if (tuning.verbose)
+        log << "mtc: " << label << ": tuning from " << kt.heuristic.str()
+            << "\n";
       auto start = std::chrono::steady_clock::now();
       Prober prober(func, options, k, *device, tuning);
       TuneOptions search = tuning.search;

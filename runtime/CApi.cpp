@@ -465,20 +465,24 @@ mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
                    "mtc_artifact_launch: inputs or outputs is null");
   std::array<cu::CUdeviceptr, kMaxBuffers> ptrs;
   std::copy(b.slots.begin(), b.slots.end(), ptrs.begin());
-  for (size_t i = 0; i < num_inputs; ++i) {
-    if (!inputs[i])
+  // Kernels assume 16-byte aligned, non-null parameters.
+  auto place = [&](const char *what, size_t i, mtc_deviceptr p,
+                   const TensorDesc &t, unsigned slot) -> mtc_status {
+    if (!p || p % 16)
       return failure(MTC_ERROR_INVALID_ARGUMENT,
-                     fmt::format("input {} ('{}') is a null pointer", i,
-                                 artifact->inputs[i].name));
-    ptrs[b.inputs[i]] = inputs[i];
-  }
-  for (size_t i = 0; i < num_outputs; ++i) {
-    if (!outputs[i])
-      return failure(MTC_ERROR_INVALID_ARGUMENT,
-                     fmt::format("output {} ('{}') is a null pointer", i,
-                                 artifact->outputs[i].name));
-    ptrs[b.outputs[i]] = outputs[i];
-  }
+                     fmt::format("{} {} ('{}') is {}", what, i, t.name,
+                                 p ? "not 16-byte aligned" : "a null pointer"));
+    ptrs[slot] = p;
+    return MTC_SUCCESS;
+  };
+  for (size_t i = 0; i < num_inputs; ++i)
+    if (mtc_status s =
+            place("input", i, inputs[i], artifact->inputs[i], b.inputs[i]))
+      return s;
+  for (size_t i = 0; i < num_outputs; ++i)
+    if (mtc_status s = place("output", i, outputs[i], artifact->outputs[i],
+                             b.outputs[i]))
+      return s;
   ContextScope scope(*artifact->device);
   if (scope.status() != cu::CUDA_SUCCESS)
     return failure(MTC_ERROR_CUDA,

@@ -128,8 +128,10 @@ MTC_API mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t buck
    kernel of the bucket, in order, on `stream` (0: the context's default
    stream), with the caller's buffers: `inputs[i]` for input i and
    `outputs[i]` for output i, each laid out as mtc_artifact_tensor says for
-   that bucket, none null. Asynchronous: a kernel that faults is reported by
-   the next synchronising call on the stream. */
+   that bucket, 16-byte aligned, and no output overlapping any other buffer
+   (kernels assume both). Null or misaligned pointers are refused.
+   Asynchronous: a kernel that faults is reported by the next synchronising
+   call on the stream. */
 MTC_API mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
                                mtc_stream stream, const mtc_deviceptr *inputs,
                                size_t num_inputs, const mtc_deviceptr *outputs,

@@ -15,7 +15,8 @@ fi
 cmake --build "$build"
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 # Say why tests were skipped (ctest only says that they were).
-grep -h "^SKIP:" "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true
+grep -h -e "^SKIP:" -e "^SKIPPED \[" "$build/Testing/Temporary/LastTest.log" \
+  2>/dev/null || true
 
 # --- sanitizers ---
 # The whole non-GPU suite again, built with AddressSanitizer and UBSan (GCC).
@@ -33,7 +34,7 @@ cmake --build "$asan"
 ASAN_OPTIONS=detect_leaks=1:allow_user_poisoning=0:use_sigaltstack=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$asan" --output-on-failure -j "$(nproc)" \
-    -E '^(gpu-tests|ptxas-no-spills)$'
+    -E '^(gpu-tests|ptxas-no-spills|python)$'
 
 # --- fuzzing ---
 # The graph-file fuzzer (tests/fuzz: libFuzzer, so clang) for

@@ -289,6 +289,10 @@ TEST_F(CApi, LaunchPassesTheCallersPointers) {
   EXPECT_EQ(mtc_artifact_launch(a, 3, nullptr, inputs, 2, nullOutput, 1),
             MTC_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(mtc_last_error(), "output 0 ('y') is a null pointer");
+  CUdeviceptr misaligned[] = {x + 4, w};
+  EXPECT_EQ(mtc_artifact_launch(a, 3, nullptr, misaligned, 2, outputs, 1),
+            MTC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(mtc_last_error(), "input 0 ('x') is not 16-byte aligned");
   EXPECT_EQ(mtc_artifact_launch(a, 3, nullptr, nullptr, 2, outputs, 1),
             MTC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(mtc_artifact_launch(a, 9, nullptr, inputs, 2, outputs, 1),

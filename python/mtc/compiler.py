@@ -1,0 +1,195 @@
+"""Compiling graphs with the mtc binary, through an on-disk artifact cache.
+
+``compile_graphs`` compiles several graphs over the same symbolic-M buckets
+in one ``mtc compile --bind`` run (one CUDA initialisation, one tuning cache)
+and files each graph's artifact under a key made of everything that decides
+its PTX: the graph text, the buckets, the target, the tuning settings, the
+GPU it was tuned on and the mtc binary. A later run with the same key loads
+the artifact without starting mtc at all.
+"""
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Dict, Mapping, Optional, Sequence
+
+from ._tools import MtcError, find_binary
+
+DTYPES = ("bf16", "f16")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class CompileError(MtcError):
+    """mtc could not compile a graph; the message holds what mtc printed."""
+
+
+def linear_graph(name: str, n: int, k: int, dtype: str = "bf16",
+                 bias: bool = False, symbol: str = "M") -> str:
+    """The graph text of gpt-fast's weight-only int8 linear layer,
+    ``out = F.linear(x, w.to(dtype)) * scales`` (``+ bias``), for ``x`` of
+    ``symbol`` rows. Each node rounds to ``dtype``, as PyTorch eager does."""
+    if not _NAME.match(name):
+        raise ValueError(f"name: '{name}' is not a graph name "
+                         "(letters, digits and _, not starting with a digit)")
+    if not _NAME.match(symbol):
+        raise ValueError(f"symbol: '{symbol}' is not a dimension name")
+    for arg, v in (("n", n), ("k", k)):
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{arg}: expected a positive int, got {v!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
+    params = (f"x: {dtype}[{symbol}, {k}], w: i8[{n}, {k}], "
+              f"scales: {dtype}[{n}]")
+    lines = [f"  wf  = convert(w, {dtype})",
+             "  y   = linear(x, wf)",
+             "  out = mul(y, scales)"]
+    if bias:
+        params += f", bias: {dtype}[{n}]"
+        lines.append("  res = add(out, bias)")
+    ret = "res" if bias else "out"
+    return (f"# weight-only int8 linear {n}x{k} ({dtype}{', bias' if bias else ''})\n"
+            f"graph {name}({params}) -> {dtype}[{symbol}, {n}] {{\n" +
+            "\n".join(lines) + f"\n  return {ret}\n}}\n")
+
+
+def default_cache_dir() -> Path:
+    """$MTC_CACHE_DIR, else $XDG_CACHE_HOME/mtc, else ~/.cache/mtc (where
+    mtc keeps its tuning cache too)."""
+    d = os.environ.get("MTC_CACHE_DIR")
+    if d:
+        return Path(d)
+    x = os.environ.get("XDG_CACHE_HOME")
+    return Path(x) / "mtc" if x else Path.home() / ".cache" / "mtc"
+
+
+def _binary_identity(binary: str) -> str:
+    """The mtc build: a rebuilt binary gives new artifacts (its code
+    generation may have changed)."""
+    st = os.stat(binary)
+    return f"{os.path.realpath(binary)}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def artifact_key(text: str, buckets: Sequence[int], *, arch: str, tune: bool,
+                 max_probes: Optional[int], device: str, binary_id: str) -> str:
+    """The cache key of one graph's artifact."""
+    fields = {"graph": text, "buckets": list(buckets), "arch": arch,
+              "tune": bool(tune),
+              "max_probes": max_probes if tune else None,
+              # Untuned PTX does not depend on the GPU, only on the arch.
+              "device": device if tune else None, "mtc": binary_id}
+    blob = json.dumps(fields, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def _check_buckets(buckets) -> list:
+    b = list(buckets)
+    if len(b) < 2 or any(not isinstance(v, int) or isinstance(v, bool) or
+                         v < 1 for v in b):
+        raise ValueError("buckets: expected at least two positive ints, got "
+                         f"{buckets!r}")
+    if sorted(set(b)) != b:
+        raise ValueError(f"buckets: expected ascending distinct values, got "
+                         f"{buckets!r}")
+    return b
+
+
+def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
+                   symbol: str = "M", arch: str = "sm_90", tune: bool = False,
+                   max_probes: Optional[int] = None, device: str = "",
+                   cache_dir: Optional[os.PathLike] = None,
+                   progress: Optional[Callable[[str], None]] = None
+                   ) -> Dict[str, Path]:
+    """Compiles each graph (name -> graph text defining that one graph) over
+    ``buckets`` of ``symbol``, or finds it in the artifact cache. Returns, per
+    name, the path of its dispatch manifest (for ``mtc.Artifact``).
+
+    ``tune`` autotunes every kernel on the GPU (``mtc compile --tune``, at
+    most ``max_probes`` schedules per kernel); ``device`` names the GPU for
+    the cache key of tuned artifacts. ``progress`` receives one line per
+    kernel while mtc works (None: silent)."""
+    buckets = _check_buckets(buckets)
+    if max_probes is not None and (not isinstance(max_probes, int) or
+                                   max_probes < 1):
+        raise ValueError(f"max_probes: expected a positive int, got "
+                         f"{max_probes!r}")
+    for name in graphs:
+        if not _NAME.match(name):
+            raise ValueError(f"graphs: '{name}' is not a graph name")
+    binary = find_binary()
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    root = root / "artifacts"
+    bid = _binary_identity(binary)
+    keys = {n: artifact_key(t, buckets, arch=arch, tune=tune,
+                            max_probes=max_probes, device=device,
+                            binary_id=bid)
+            for n, t in graphs.items()}
+    result = {n: root / keys[n] / f"{n}.json" for n in graphs}
+    missing = [n for n in graphs if not result[n].is_file()]
+    if not missing:
+        return result
+
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mtc-compile-",
+                                     dir=root) as tmp:
+        tmp = Path(tmp)
+        source = tmp / "graphs.graph"
+        source.write_text("\n".join(graphs[n] for n in missing))
+        out = tmp / "out"
+        cmd = [binary, "compile", str(source), "-o", str(out), "--arch", arch,
+               "--bind", f"{symbol}=" + ",".join(map(str, buckets))]
+        if tune:
+            cmd += ["--tune", "--verbose"]
+            if max_probes is not None:
+                cmd += ["--max-probes", str(max_probes)]
+        _run(cmd, progress, len(missing) * len(buckets), tmp / "stdout")
+        for n in missing:
+            entry = tmp / f"entry-{n}"
+            entry.mkdir()
+            for f in out.glob(f"{n}.*"):
+                f.rename(entry / f.name)
+            (entry / "graph.graph").write_text(graphs[n])
+            final = root / keys[n]
+            try:
+                entry.rename(final)
+            except OSError:
+                # Another process filed the same entry first: keep theirs.
+                if not (final / f"{n}.json").is_file():
+                    raise
+    return result
+
+
+def _run(cmd, progress, kernels, stdout_path):
+    """Runs mtc, relaying its per-kernel tuning lines to ``progress``."""
+    start = time.monotonic()
+    try:
+        with open(stdout_path, "w") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE,
+                                    text=True)
+    except OSError as e:
+        raise MtcError(f"cannot run {cmd[0]}: {e}") from None
+    done = 0
+    errors = []
+    for line in proc.stderr:
+        if line.startswith("mtc: ") and (": tuning from " in line or
+                                         ": cached " in line):
+            done += 1
+            if progress:
+                progress(f"[{done}/{kernels}, {time.monotonic() - start:.0f} s]"
+                         f" {line[5:].rstrip()}")
+        elif " probe " not in line:
+            errors.append(line)
+    rc = proc.wait()
+    stdout = Path(stdout_path).read_text()
+    if rc != 0:
+        what = "the graphs are invalid" if rc == 1 else "mtc failed"
+        raise CompileError(f"{what} (exit code {rc}): {' '.join(cmd)}\n" +
+                           "".join(errors) + stdout)
+
+
+def print_progress(line: str):
+    print(f"mtc: {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,116 @@
+"""mtc.compiler: graph text, compiling through the mtc binary, the artifact
+cache, and argument errors. Needs the mtc binary, not a GPU."""
+import json
+import subprocess
+
+import pytest
+
+import mtc
+from mtc import compiler
+
+
+def test_linear_graph_text():
+    text = mtc.linear_graph("woq", 8192, 4096, "bf16")
+    assert "graph woq(x: bf16[M, 4096], w: i8[8192, 4096], " \
+           "scales: bf16[8192]) -> bf16[M, 8192] {" in text
+    assert "  wf  = convert(w, bf16)\n  y   = linear(x, wf)\n" \
+           "  out = mul(y, scales)\n  return out\n}" in text
+    biased = mtc.linear_graph("b", 16, 32, "f16", bias=True)
+    assert "bias: f16[16]) -> f16[M, 16]" in biased
+    assert "res = add(out, bias)\n  return res" in biased
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(name="1x"), "name: '1x' is not a graph name"),
+    (dict(n=0), "n: expected a positive int, got 0"),
+    (dict(k=2.0), "k: expected a positive int, got 2.0"),
+    (dict(dtype="f32"), "dtype: expected one of ('bf16', 'f16'), got 'f32'"),
+    (dict(symbol="M N"), "symbol: 'M N' is not a dimension name"),
+])
+def test_linear_graph_errors(kwargs, message):
+    args = dict(name="g", n=8, k=8)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")
+                       .replace(")", r"\)")):
+        mtc.linear_graph(**args)
+
+
+def test_compile_and_cache(cache_dir, monkeypatch):
+    graphs = {"a": mtc.linear_graph("a", 64, 32),
+              "b": mtc.linear_graph("b", 48, 32, "f16", bias=True)}
+    paths = mtc.compile_graphs(graphs, [1, 2, 4])
+    for name, path in paths.items():
+        d = json.loads(path.read_text())
+        assert d["graph"] == name and d["symbol"] == "M"
+        assert [b["value"] for b in d["buckets"]] == [1, 2, 4]
+        for b in d["buckets"]:
+            m = json.loads((path.parent / b["manifest"]).read_text())
+            assert (path.parent / m["ptx"]).is_file()
+            assert all("dynamic_shared_bytes" in k for k in m["kernels"])
+        assert (path.parent / "graph.graph").read_text() == graphs[name]
+    assert paths["a"].parent != paths["b"].parent
+
+    # A second compile finds both in the cache and runs no compiler.
+    def no_compiler(*a, **k):
+        raise AssertionError("mtc ran again")
+    monkeypatch.setattr(subprocess, "Popen", no_compiler)
+    assert mtc.compile_graphs(graphs, [1, 2, 4]) == paths
+    # Other buckets or another target are other entries.
+    with pytest.raises(AssertionError, match="mtc ran again"):
+        mtc.compile_graphs(graphs, [1, 2, 8])
+    with pytest.raises(AssertionError, match="mtc ran again"):
+        mtc.compile_graphs(graphs, [1, 2, 4], arch="sm_80")
+
+
+def test_cache_key_fields():
+    key = dict(arch="sm_90", tune=False, max_probes=None, device="H200",
+               binary_id="mtc 1")
+    base = compiler.artifact_key("g", [1, 2], **key)
+    assert compiler.artifact_key("g", [1, 2], **dict(key, device="A100")) \
+        == base, "untuned PTX does not depend on the GPU"
+    tuned = dict(key, tune=True)
+    assert compiler.artifact_key("g", [1, 2], **tuned) != base
+    assert compiler.artifact_key("g", [1, 2], **dict(tuned, device="A100")) \
+        != compiler.artifact_key("g", [1, 2], **tuned)
+    assert compiler.artifact_key("g", [1, 2], **dict(key, binary_id="mtc 2")) \
+        != base
+
+
+def test_compile_errors(cache_dir):
+    with pytest.raises(mtc.CompileError) as e:
+        mtc.compile_graphs({"bad": "graph bad(x: bf16[M, 8]) -> bf16[M, 8] {\n"
+                                   "  y = frob(x)\n  return y\n}\n"}, [1, 2])
+    assert "the graphs are invalid (exit code 1)" in str(e.value)
+    assert "error: unknown op 'frob'" in str(e.value)
+    assert not list((cache_dir / "artifacts").glob("*/bad.json")), \
+        "nothing is cached for a failed compile"
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(buckets=[4]), ValueError, "buckets: expected at least two"),
+    (dict(buckets=[4, 2]), ValueError, "buckets: expected ascending"),
+    (dict(buckets=[0, 2]), ValueError, "buckets: expected at least two"),
+    (dict(max_probes=0), ValueError, "max_probes: expected a positive int"),
+    (dict(graphs={"a b": "x"}), ValueError, "graphs: 'a b' is not a graph"),
+])
+def test_compile_argument_errors(cache_dir, kwargs, error, message):
+    args = dict(graphs={"g": mtc.linear_graph("g", 8, 8)}, buckets=[1, 2])
+    args.update(kwargs)
+    with pytest.raises(error, match=message):
+        mtc.compile_graphs(**args)
+
+
+def test_missing_binary_says_where_it_looked(monkeypatch, tmp_path):
+    monkeypatch.setenv("MTC_BINARY", str(tmp_path / "nope" / "mtc"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(mtc._tools, "_REPO", tmp_path / "repo")
+    with pytest.raises(mtc.MtcNotFoundError) as e:
+        mtc.find_binary()
+    msg = str(e.value)
+    assert msg.startswith("cannot find the mtc binary; looked in: "
+                          f"$MTC_BINARY={tmp_path}/nope/mtc (no such file), "
+                          "mtc on $PATH, ")
+    assert f"{tmp_path}/repo/build/bin/mtc" in msg
+    assert msg.endswith("Build mtc (README.md, Quick start) or set "
+                        "$MTC_BINARY")
+    assert isinstance(e.value, FileNotFoundError)

@@ -1,0 +1,147 @@
+"""mtc.torch without a GPU: argument errors, module recognition, swap's
+errors, and the custom op's registration where PyTorch has
+torch.library.custom_op (2.4+). The GPU half is tests/gpu/test_torch_gpu.py.
+"""
+import re
+
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed (Debian: python3-torch)")
+import mtc.torch as mt  # noqa: E402
+
+needs_custom_op = pytest.mark.skipif(
+    not mt.HAS_CUSTOM_OP,
+    reason=f"PyTorch {torch.__version__} has no torch.library.custom_op "
+           "(2.4+): woq_linear runs as a plain function there")
+
+
+class Int8Linear(torch.nn.Module):
+    """A module with gpt-fast WeightOnlyInt8Linear's buffers and forward."""
+
+    def __init__(self, n, k, dtype=torch.bfloat16):
+        super().__init__()
+        self.register_buffer("weight", torch.randint(-128, 127, (n, k),
+                                                     dtype=torch.int8))
+        self.register_buffer("scales", torch.rand(n, dtype=dtype))
+
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight.to(x.dtype)) * \
+            self.scales
+
+
+def args(n=16, k=32, m=3, dtype=torch.bfloat16):
+    return (torch.randn(m, k, dtype=dtype),
+            torch.zeros(n, k, dtype=torch.int8), torch.ones(n, dtype=dtype))
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (dict(x=[1.0]), TypeError, "x: expected a torch.Tensor, got list"),
+    (dict(x=torch.zeros(3, 32)), TypeError,
+     "x: expected dtype torch.bfloat16 or torch.float16, got torch.float32"),
+    (dict(weight=torch.zeros(16, 32)), TypeError,
+     "weight: expected dtype torch.int8, got torch.float32"),
+    (dict(scales=torch.ones(16, dtype=torch.float16)), TypeError,
+     "scales: expected dtype torch.bfloat16 (the dtype of x), got "
+     "torch.float16"),
+    (dict(bias=torch.ones(16)), TypeError,
+     "bias: expected dtype torch.bfloat16 (the dtype of x), got "
+     "torch.float32"),
+    (dict(bias=3), TypeError, "bias: expected a torch.Tensor, got int"),
+    (dict(weight=torch.zeros(16, 32, 1, dtype=torch.int8)), ValueError,
+     "weight: expected shape [N, K], got [16, 32, 1]"),
+    (dict(x=torch.zeros(3, 31, dtype=torch.bfloat16)), ValueError,
+     "x: expected shape [..., 32] (K of weight), got [3, 31]"),
+    (dict(scales=torch.ones(15, dtype=torch.bfloat16)), ValueError,
+     "scales: expected shape [16] (N of weight), got [15]"),
+    (dict(), ValueError, "x: mtc runs on CUDA tensors, got a tensor on cpu"),
+])
+def test_argument_errors(change, error, message):
+    x, w, s = args()
+    kw = dict(x=x, weight=w, scales=s, bias=None)
+    kw.update(change)
+    with pytest.raises(error, match=re.escape(message)):
+        mt.woq_linear(**kw)
+    with pytest.raises(error, match=re.escape(message)):
+        mt.check_args(**kw)
+
+
+def test_layout_errors():
+    x, w, s = args()
+    wt = torch.zeros(32, 16, dtype=torch.int8).t()
+    with pytest.raises(ValueError, match=re.escape(
+            "weight: expected a contiguous tensor, got strides (1, 16); mtc "
+            "never copies weights")):
+        mt.woq_linear(x, wt, s)
+    with pytest.raises(ValueError, match="scales: expected a contiguous"):
+        mt.woq_linear(x, w, torch.ones(32, dtype=torch.bfloat16)[::2])
+
+
+def test_tensor_checks():
+    w = torch.zeros(32, 16, dtype=torch.int8).t()
+    assert not w.is_contiguous()
+    mt.check_tensors(w, torch.ones(16, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="scales: expected dtype "
+                                        "torch.bfloat16 or torch.float16"):
+        mt.check_tensors(torch.zeros(4, 4, dtype=torch.int8), torch.ones(4))
+    with pytest.raises(TypeError, match="bias: expected dtype torch.bfloat16 "
+                                        r"\(the dtype of scales\)"):
+        mt.check_tensors(torch.zeros(4, 4, dtype=torch.int8),
+                         torch.ones(4, dtype=torch.bfloat16), torch.ones(4))
+
+
+def test_recognises_gpt_fast_style_modules():
+    assert mt.is_woq_module(Int8Linear(16, 32))
+    assert mt.is_woq_module(Int8Linear(16, 32, torch.float16))
+    assert not mt.is_woq_module(torch.nn.Linear(32, 16))
+    assert not mt.is_woq_module(torch.nn.Sequential(Int8Linear(16, 32)))
+    m = Int8Linear(16, 32)
+    m.scales = torch.ones(8, dtype=torch.bfloat16)
+    assert not mt.is_woq_module(m), "scales of the wrong length"
+    m = Int8Linear(16, 32)
+    m.scales = m.scales.float()
+    assert not mt.is_woq_module(m), "f32 scales"
+    w = mt.WoqLinear(torch.zeros(16, 32, dtype=torch.int8),
+                     torch.ones(16, dtype=torch.bfloat16))
+    assert not mt.is_woq_module(w), "already swapped"
+
+
+def test_woq_module_shares_tensors():
+    src = Int8Linear(16, 32)
+    m = mt.WoqLinear(src.weight, src.scales)
+    assert m.weight is src.weight and m.scales is src.scales
+    assert m.bias is None
+    assert set(m.state_dict()) == {"weight", "scales"}
+    assert "in_features=32, out_features=16, bias=False" in repr(m)
+
+
+def test_swap_errors():
+    with pytest.raises(TypeError, match="model: expected a torch.nn.Module, "
+                                        "got dict"):
+        mt.swap({})
+    model = torch.nn.Sequential(Int8Linear(16, 32))
+    with pytest.raises(ValueError, match="model: module '0' is on cpu; move "
+                                         "the model to a CUDA device"):
+        mt.swap(model, progress=False)
+    with pytest.raises(ValueError, match="buckets: expected ascending"):
+        mt.swap(model, buckets=(4, 2))
+    with pytest.raises(ValueError, match="max_probes: expected a positive"):
+        mt.swap(model, max_probes=-1)
+    assert isinstance(model[0], Int8Linear), "nothing swapped on an error"
+
+
+def test_graph_names():
+    assert mt.graph_name(6144, 4096, "bf16", False) == "woq_6144x4096_bf16"
+    assert mt.graph_name(16, 8, "f16", True) == "woq_16x8_f16_bias"
+
+
+@needs_custom_op
+def test_custom_op_is_registered():
+    assert hasattr(torch.ops.mtc, "woq_linear")
+    x, w, s = args()
+    fake = torch._subclasses.fake_tensor.FakeTensorMode()
+    with fake:
+        out = torch.ops.mtc.woq_linear(fake.from_tensor(x),
+                                       fake.from_tensor(w),
+                                       fake.from_tensor(s), None)
+    assert tuple(out.shape) == (3, 16) and out.dtype == torch.bfloat16
