@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+"""gpt-fast's int8 Llama decoding, as shipped and on mtc kernels, in one run.
+
+The client is the unmodified gpt-fast (its model.py, quantize.py and
+generate.py, imported from --gpt-fast). The model is built from its config
+(`Transformer.from_name`) with random bf16 weights, quantized to int8 per
+channel by gpt-fast's WeightOnlyInt8QuantHandler and loaded as gpt-fast's
+_load_model does; decoding uses generate.py's own prefill, decode_n_tokens
+and sampling (temperature 0.8, top-k 200), with decode_one_token compiled as
+generate.py compiles it (coordinate_descent_tuning, which importing
+generate.py sets, mode="reduce-overhead", fullgraph=True). Each batch size
+starts from a reset of Dynamo, as a fresh generate.py process would.
+
+Systems, measured in the same process:
+  gpt-fast   the model as gpt-fast builds it
+  mtc        the same model after mtc.torch.swap(model): every
+             WeightOnlyInt8Linear becomes an mtc WoqLinear sharing its tensors
+
+Per system and batch B, one JSON line in OUT/results.jsonl:
+  ms_per_step, tokens_per_s   wall time of decode_n_tokens over `steps`
+                              steps (median of 3 runs) and B * 1000 / ms
+  max_rel_err                 logits, teacher-forced for --check-steps steps
+                              in eager mode, against an fp32 eager copy of
+                              the quantized model: max |l - ref| / max |ref|
+  graph_probs_err             the compiled step's probabilities against the
+                              same system's eager ones on the same tokens
+  compile_s                   first-call time of the compiled step, plus
+                              swap() (compile + tune) for mtc
+  profile                     kernel time per step by kernel (torch.profiler
+                              over 5 compiled steps); for mtc the sum of its
+                              linear kernels against the weight-read floor
+Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
+at B = 1; it is not compiled, as in generate.py's default. Rows with phase
+"recompile" time a second compile with warm caches.
+
+    python3 bench/e2e/gpt_fast.py --gpt-fast DIR --out OUT [--batches 1,8]
+    python3 bench/e2e/gpt_fast.py --report OUT   # table and plot from rows
+"""
+import argparse
+import copy
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+READ_BW = 4.64e12  # ANCHORS.md: the H200's measured streaming-read rate
+TEMPERATURE, TOP_K = 0.8, 200
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+class Rows:
+    def __init__(self, out):
+        self.path = Path(out) / "results.jsonl"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def add(self, **row):
+        with open(self.path, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        log("ROW", json.dumps({k: v for k, v in row.items()
+                               if k != "profile"}))
+
+
+#===----------------------------------------------------------------------===#
+# The model, as gpt-fast builds it
+#===----------------------------------------------------------------------===#
+
+def build_model(torch, name):
+    from model import Transformer
+    from quantize import WeightOnlyInt8QuantHandler
+    torch.manual_seed(0)
+    t0 = time.time()
+    torch.set_default_dtype(torch.bfloat16)
+    with torch.device("cuda"):
+        dense = Transformer.from_name(name)
+    torch.set_default_dtype(torch.float32)
+    state = WeightOnlyInt8QuantHandler(dense).create_quantized_state_dict()
+    del dense
+    # generate.py's _load_model: build on meta, convert, assign the weights.
+    with torch.device("meta"):
+        model = Transformer.from_name(name)
+        model = WeightOnlyInt8QuantHandler(model).convert_for_runtime()
+    model.load_state_dict(state, assign=True)
+    model = model.to(device="cuda", dtype=torch.bfloat16).eval()
+    del state
+    torch.cuda.synchronize()
+    log(f"model {name}: built and quantized in {time.time() - t0:.1f} s")
+    return model
+
+
+def weight_bytes(torch, model):
+    return sum(m.weight.numel() for m in model.modules()
+               if getattr(m, "weight", None) is not None and
+               m.weight.dtype == torch.int8)
+
+
+def setup_caches(torch, model, batch, seq):
+    model.max_batch_size = model.max_seq_length = -1  # exactly this batch
+    with torch.device("cuda"):
+        model.setup_caches(max_batch_size=batch, max_seq_length=seq)
+
+
+#===----------------------------------------------------------------------===#
+# Measurements
+#===----------------------------------------------------------------------===#
+
+class Bench:
+    def __init__(self, torch, gen, args, model, reference):
+        self.torch, self.gen, self.args = torch, gen, args
+        self.model, self.ref = model, reference
+        self.decode_one_token = gen.decode_one_token  # uncompiled original
+        self.ref_logits = {}
+
+    def prompt(self, batch):
+        g = self.torch.Generator(device="cuda").manual_seed(1234)
+        p = self.torch.randint(0, 1024, (self.args.prompt,), device="cuda",
+                               generator=g, dtype=self.torch.int64)
+        return p.view(1, -1).repeat(batch, 1)
+
+    def forced_tokens(self, batch):
+        g = self.torch.Generator(device="cuda").manual_seed(99)
+        return self.torch.randint(0, 1024, (batch, self.args.check_steps),
+                                  device="cuda", generator=g,
+                                  dtype=self.torch.int64)
+
+    @staticmethod
+    def rel_err(a, ref):
+        return ((a.float() - ref).abs().max() / ref.abs().max()).item()
+
+    def eager_logits(self, model, batch):
+        """Prefill, then check_steps teacher-forced steps: the logits."""
+        torch = self.torch
+        T = self.args.prompt
+        setup_caches(torch, model, batch, T + self.args.check_steps + 8)
+        with torch.no_grad():
+            model(self.prompt(batch), torch.arange(0, T, device="cuda"))
+            toks = self.forced_tokens(batch)
+            out = []
+            for s in range(self.args.check_steps):
+                pos = torch.tensor([T + s], device="cuda", dtype=torch.int)
+                out.append(model(toks[:, s:s + 1], pos)[:, -1].float())
+        return out
+
+    def check(self, batch):
+        """max_rel_err of the model's eager logits against the fp32 copy."""
+        if batch not in self.ref_logits:
+            self.ref_logits[batch] = self.eager_logits(self.ref, batch)
+        got = self.eager_logits(self.model, batch)
+        return max(self.rel_err(g, r)
+                   for g, r in zip(got, self.ref_logits[batch])), got
+
+    def graph_probs_err(self, batch, eager_logits):
+        """The compiled step on the same tokens, against eager logits put
+        through the same sampling transform."""
+        # The caches decode() made: new ones would make Dynamo recompile.
+        torch, gen, T = self.torch, self.gen, self.args.prompt
+        toks = self.forced_tokens(batch)
+        worst = 0.0
+        with torch.no_grad():
+            self.model(self.prompt(batch), torch.arange(0, T, device="cuda"))
+            for s in range(self.args.check_steps):
+                pos = torch.tensor([T + s], device="cuda", dtype=torch.int)
+                _, probs = gen.decode_one_token(self.model, toks[:, s:s + 1],
+                                                pos, temperature=TEMPERATURE,
+                                                top_k=TOP_K)
+                want = gen.logits_to_probs(eager_logits[s], TEMPERATURE,
+                                           TOP_K)
+                worst = max(worst, self.rel_err(probs, want))
+        return worst
+
+    def decode(self, batch, steps):
+        """generate.py's decode loop after an eager prefill: per-step ms
+        (median of 3 runs of `steps`) and the first call's seconds."""
+        torch, gen, T = self.torch, self.gen, self.args.prompt
+        setup_caches(torch, self.model, batch, T + 3 * steps + 32)
+        with torch.no_grad():
+            tok = gen.prefill(self.model, self.prompt(batch),
+                              torch.arange(0, T, device="cuda"),
+                              temperature=TEMPERATURE, top_k=TOP_K).clone()
+            pos = torch.tensor([T], device="cuda", dtype=torch.int)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            toks, _ = gen.decode_n_tokens(self.model, tok.view(batch, -1),
+                                          pos, 3, temperature=TEMPERATURE,
+                                          top_k=TOP_K)
+            torch.cuda.synchronize()
+            first = time.perf_counter() - t0
+            cur = toks[-1]
+            # As many steps as fit about a second (slow baselines get fewer).
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            toks, _ = gen.decode_n_tokens(self.model, cur, pos, 1,
+                                          temperature=TEMPERATURE,
+                                          top_k=TOP_K)
+            torch.cuda.synchronize()
+            steps = max(3, min(steps, int(1.0 / (time.perf_counter() - t0))))
+            cur = toks[-1]
+            runs = []
+            for _ in range(3):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                toks, _ = gen.decode_n_tokens(self.model, cur, pos, steps,
+                                              temperature=TEMPERATURE,
+                                              top_k=TOP_K)
+                torch.cuda.synchronize()
+                runs.append((time.perf_counter() - t0) * 1e3 / steps)
+                cur = toks[-1]
+            prof = self.profile(batch, cur, pos, min(5, steps))
+        return statistics.median(runs), runs, first, prof, steps
+
+    def profile(self, batch, cur, pos, steps):
+        torch, gen = self.torch, self.gen
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            gen.decode_n_tokens(self.model, cur, pos, steps,
+                                temperature=TEMPERATURE, top_k=TOP_K)
+            torch.cuda.synchronize()
+        kernels = {}
+        for e in p.key_averages():
+            us = getattr(e, "self_device_time_total", None)
+            if us is None:
+                us = e.self_cuda_time_total
+            if us > 0:
+                kernels[e.key] = kernels.get(e.key, 0.0) + us / 1e3 / steps
+        total = sum(kernels.values())
+        mtc = sum(v for k, v in kernels.items() if k.startswith("woq_"))
+        top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
+        return {"kernel_ms_per_step": total, "mtc_linear_ms_per_step": mtc,
+                "top": [[k[:80], round(v, 4)] for k, v in top]}
+
+    def compile_fresh(self):
+        """A fresh compile of decode_one_token, as a new generate.py run."""
+        torch = self.torch
+        torch._dynamo.reset()
+        self.gen.decode_one_token = torch.compile(
+            self.decode_one_token, mode="reduce-overhead", fullgraph=True)
+
+    def prefill_ms(self, tokens, reps=5):
+        torch, gen = self.torch, self.gen
+        setup_caches(torch, self.model, 1, tokens + 16)
+        g = torch.Generator(device="cuda").manual_seed(7)
+        x = torch.randint(0, 1024, (1, tokens), device="cuda", generator=g)
+        pos = torch.arange(0, tokens, device="cuda")
+        times = []
+        with torch.no_grad():
+            for i in range(reps + 1):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                gen.prefill(self.model, x, pos, temperature=TEMPERATURE,
+                            top_k=TOP_K)
+                torch.cuda.synchronize()
+                if i:
+                    times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times), times
+
+
+def run_system(bench, rows, system, batches, args, extra_compile_s=0.0,
+               extra=None):
+    floor_ms = bench.weight_bytes / READ_BW * 1e3
+    for i, b in enumerate(batches):
+        err, eager = bench.check(b)
+        bench.compile_fresh()
+        ms, runs, first, prof, steps = bench.decode(b, args.steps)
+        graph_err = bench.graph_probs_err(b, eager)
+        inductor_s = first - 3 * ms / 1e3
+        row = dict(system=system, phase="decode", B=b, ms_per_step=ms,
+                   tokens_per_s=b * 1e3 / ms, max_rel_err=err,
+                   graph_probs_err=graph_err,
+                   compile_s=inductor_s + (extra_compile_s if i == 0 else 0),
+                   inductor_compile_s=inductor_s,
+                   steps=steps, runs_ms=runs, floor_ms=floor_ms,
+                   profile=prof, model=args.model, run=args.run)
+        if i == 0:  # what happened once, before the first batch size
+            row.update(extra or {})
+        rows.add(**row)
+    if args.prefill:
+        ms, times = bench.prefill_ms(args.prefill)
+        rows.add(system=system, phase="prefill", B=1, tokens=args.prefill,
+                 ms=ms, times_ms=times, model=args.model, run=args.run)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--gpt-fast", help="gpt-fast's folder (model.py, ...)")
+    ap.add_argument("--out", help="results folder")
+    ap.add_argument("--model", default="llama-3-8b")
+    ap.add_argument("--batches", default="1,2,4,8,16,32")
+    ap.add_argument("--systems", default="gpt-fast,mtc")
+    ap.add_argument("--prefill", type=int, default=512,
+                    help="prefill tokens at B = 1 (0: none)")
+    ap.add_argument("--prompt", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--check-steps", type=int, default=3)
+    ap.add_argument("--max-probes", type=int, default=None,
+                    help="mtc tuning budget per kernel (default: swap's)")
+    ap.add_argument("--no-tune", action="store_true")
+    ap.add_argument("--recompile", action="store_true",
+                    help="also time a second compile with warm caches")
+    ap.add_argument("--run", default="", help="a label for this run's rows")
+    ap.add_argument("--report", metavar="OUT",
+                    help="only write OUT/results.md and OUT/plot.png")
+    args = ap.parse_args()
+    if args.report:
+        sys.path.insert(0, str(HERE))
+        import report
+        report.write(Path(args.report))
+        return
+    if not args.gpt_fast or not args.out:
+        ap.error("--gpt-fast and --out are needed")
+    sys.path.insert(0, str(Path(args.gpt_fast).resolve()))
+    sys.path.insert(0, str(HERE.parent.parent / "python"))
+    import torch
+    import generate as gen  # generate.py's inductor settings, as it runs
+    import mtc.torch as mt
+
+    rows = Rows(args.out)
+    batches = [int(b) for b in args.batches.split(",") if b]
+    systems = args.systems.split(",")
+    model = build_model(torch, args.model)
+    reference = copy.deepcopy(model).float()
+    bench = Bench(torch, gen, args, model, reference)
+    bench.weight_bytes = weight_bytes(torch, model)
+    originals = [(parent, name, child)
+                 for parent in model.modules()
+                 for name, child in parent.named_children()
+                 if mt.is_woq_module(child)]
+
+    if "gpt-fast" in systems:
+        run_system(bench, rows, "gpt-fast", batches, args)
+    probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
+    if "mtc" in systems:
+        t0 = time.time()
+        mt.swap(model, tune=not args.no_tune, **probes)
+        torch.cuda.synchronize()
+        swap_s = time.time() - t0
+        run_system(bench, rows, "mtc", batches, args, extra_compile_s=swap_s,
+                   extra={"swap_s": swap_s})
+    if args.recompile:
+        b = batches[0]
+        for system in systems:
+            for parent, name, child in originals:
+                setattr(parent, name, child)
+            swap_s = 0.0
+            if system == "mtc":
+                mt.kernels = mt.Kernels()  # nothing loaded: from the caches
+                t0 = time.time()
+                mt.swap(model, tune=not args.no_tune, **probes)
+                swap_s = time.time() - t0
+            bench.compile_fresh()
+            ms, _, first, _, _ = bench.decode(b, args.steps)
+            rows.add(system=system, phase="recompile", B=b,
+                     compile_s=first - 3 * ms / 1e3 + swap_s, swap_s=swap_s,
+                     ms_per_step=ms, model=args.model, run=args.run)
+    sys.path.insert(0, str(HERE))
+    import report
+    report.write(Path(args.out))
+
+
+if __name__ == "__main__":
+    main()
