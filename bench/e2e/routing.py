@@ -65,6 +65,7 @@ def main():
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     ms = [int(m) for m in args.ms.split(",")]
+    torch.cuda.synchronize()  # a current CUDA context for the Artifacts
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     dev = torch.cuda.get_device_name(0)
     rows = []

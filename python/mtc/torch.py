@@ -175,7 +175,7 @@ class Kernels:
             device=f"{name}|{arch}|cuda {torch.version.cuda}",
             progress=report)
         with torch.cuda.device(dev):
-            torch.cuda.current_stream().synchronize()  # a current context
+            torch.cuda.synchronize()  # makes the device's context current
             for k in keys:
                 self._artifacts[k] = Artifact(paths[graph_name(*k[1:])])
         if report:
