@@ -268,7 +268,10 @@ def main():
     ap.add_argument("--out", help="results folder")
     ap.add_argument("--model", default="llama-3-8b")
     ap.add_argument("--batches", default="1,2,4,8,16,32")
-    ap.add_argument("--systems", default="gpt-fast,mtc")
+    ap.add_argument("--systems", default="gpt-fast,mtc",
+                    help="measured in this order")
+    ap.add_argument("--baseline-batches", default=None,
+                    help="batch sizes for gpt-fast (default: --batches)")
     ap.add_argument("--prefill", type=int, default=512,
                     help="prefill tokens at B = 1 (0: none)")
     ap.add_argument("--prompt", type=int, default=8)
@@ -308,16 +311,23 @@ def main():
                  for name, child in parent.named_children()
                  if mt.is_woq_module(child)]
 
-    if "gpt-fast" in systems:
-        run_system(bench, rows, "gpt-fast", batches, args)
     probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
-    if "mtc" in systems:
-        t0 = time.time()
-        mt.swap(model, tune=not args.no_tune, **probes)
-        torch.cuda.synchronize()
-        swap_s = time.time() - t0
-        run_system(bench, rows, "mtc", batches, args, extra_compile_s=swap_s,
-                   extra={"swap_s": swap_s})
+    baseline = ([int(b) for b in args.baseline_batches.split(",") if b]
+                if args.baseline_batches is not None else batches)
+    for system in systems:  # in the order given
+        if system == "gpt-fast":
+            for parent, name, child in originals:
+                setattr(parent, name, child)
+            run_system(bench, rows, "gpt-fast", baseline, args)
+        elif system == "mtc":
+            t0 = time.time()
+            mt.swap(model, tune=not args.no_tune, **probes)
+            torch.cuda.synchronize()
+            swap_s = time.time() - t0
+            run_system(bench, rows, "mtc", batches, args,
+                       extra_compile_s=swap_s, extra={"swap_s": swap_s})
+        else:
+            ap.error(f"unknown system '{system}'")
     if args.recompile:
         b = batches[0]
         for system in systems:
