@@ -133,6 +133,10 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     if not missing:
         return result
 
+    if progress:
+        progress(f"compiling {len(missing)} graph(s) x {len(buckets)} buckets"
+                 + (", tuning every kernel on the GPU" if tune else "") +
+                 f" (cached in {root})")
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mtc-compile-",
                                      dir=root) as tmp:

@@ -12,9 +12,12 @@
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
-larger one on zero-padded rows. Beyond the largest bucket (prefill) the layer
-runs PyTorch's own eager path, a dequantising copy of the weight and cuBLAS,
-which measured faster there on the H200 (bench/results/ says by how much).
+larger one on zero-padded rows. Beyond the largest bucket (a long prefill)
+the layer runs PyTorch's own eager path, a dequantising copy of the weight
+and cuBLAS. The default buckets end at 512 because that is where the H200
+measurement turns (bench/results/2026-11-30-e2e/routing.md): on all five
+Llama-3-8B shapes mtc's kernels beat dequantise + cuBLAS up to M = 512 (by
+1.18x to 1.30x there) and lose from M = 1024 on.
 """
 import math
 import sys
@@ -30,10 +33,12 @@ from . import compiler
 from ._tools import MtcError
 from .runtime import Artifact
 
-#: Row counts compiled by default: decode batches up to 128 rows.
-DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128)
-#: Schedules the tuner may try per kernel when swap() tunes.
-DEFAULT_MAX_PROBES = 12
+#: Row counts compiled by default (see the module's docstring).
+DEFAULT_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+#: Schedules the tuner may try per kernel when asked to tune. Tuning costs
+#: 1 to 4 s per kernel on the H200 (Llama-3-8B: 40 kernels in 78 s with 4),
+#: so swap() uses the heuristic schedules unless told to tune.
+DEFAULT_MAX_PROBES = 4
 #: torch.library.custom_op (PyTorch 2.4+) keeps the layer one node under
 #: torch.compile; older PyTorch runs woq_linear as a plain function.
 HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
@@ -121,7 +126,7 @@ class Kernels:
     bias), all compiled over the same buckets with the same tuning
     settings."""
 
-    def __init__(self, buckets=DEFAULT_BUCKETS, tune=True,
+    def __init__(self, buckets=DEFAULT_BUCKETS, tune=False,
                  max_probes=DEFAULT_MAX_PROBES, progress=True):
         self.configure(buckets, tune, max_probes, progress)
         self._artifacts: Dict[ShapeKey, Artifact] = {}
@@ -330,13 +335,15 @@ def is_woq_module(m: torch.nn.Module) -> bool:
 
 
 def swap(model: torch.nn.Module, *, buckets: Sequence[int] = DEFAULT_BUCKETS,
-         tune: bool = True, max_probes: Optional[int] = DEFAULT_MAX_PROBES,
+         tune: bool = False, max_probes: Optional[int] = DEFAULT_MAX_PROBES,
          progress: bool = True, verify: bool = True) -> torch.nn.Module:
     """Replaces, in place, every module of ``model`` that computes
     ``F.linear(x, weight.to(x.dtype)) * scales`` with a WoqLinear sharing
-    its tensors, and compiles each distinct (N, K, dtype) over ``buckets`` of
-    M (tuned on the GPU with at most ``max_probes`` schedules per kernel if
-    ``tune``; artifacts and tunings are cached on disk). With ``verify``,
+    its tensors, and compiles each distinct (N, K, dtype) once over
+    ``buckets`` of M: with mtc's heuristic schedules, or with ``tune``
+    autotuned on the GPU (at most ``max_probes`` schedules per kernel, with
+    progress). Artifacts and tunings are cached on disk, so a second run
+    loads them in well under a second. With ``verify``,
     the first module of each class is run both ways on random rows first,
     and classes that disagree are left alone with a warning. Returns
     ``model``."""
