@@ -26,7 +26,6 @@ import argparse
 import json
 import math
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,9 @@ SYSTEMS = ["mtc", "eager", "cublas_bf16", "inductor", "inductor_cd",
 LABELS = {"mtc": "mtc", "eager": "eager", "cublas_bf16": "bf16 cuBLAS",
           "inductor": "Inductor", "inductor_cd": "Inductor + CD",
           "max_autotune": "Inductor max-autotune"}
+sys.path.insert(0, HERE)
+from graph_timing import time_rotated  # noqa: E402
+
 READ_BW = 4.64e12  # ANCHORS.md's floor; the measured ceiling is reported too
 
 
@@ -198,8 +200,6 @@ def bench_torch(args, rec, ms, shapes, deadline):
     import torch.nn.functional as F
 
     dev = torch.device("cuda")
-    props = torch.cuda.get_device_properties(dev)
-    l2 = getattr(props, "L2_cache_size", 60 * 2**20)
     rec.meta["torch"] = torch.__version__
     try:
         import triton
@@ -212,36 +212,8 @@ def bench_torch(args, rec, ms, shapes, deadline):
         return F.linear(x, w.to(x.dtype)) * s
 
     def timed(fn, inputs, per_copy_bytes):
-        copies = max(1, math.ceil(4 * l2 / per_copy_bytes))
-        copies = min(copies, 64)
-        sets = [inputs] + [tuple(t.clone() for t in inputs)
-                           for _ in range(copies - 1)]
-        calls = max(args.calls, copies)
-        calls = int(math.ceil(calls / copies) * copies)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for st in sets:  # warm every copy (compiles, autotunes)
-                fn(*st)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, stream=stream):
-            for c in range(calls):
-                fn(*sets[c % copies])
-        for _ in range(3):
-            graph.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(args.replays):
-            a = torch.cuda.Event(enable_timing=True)
-            b = torch.cuda.Event(enable_timing=True)
-            a.record()
-            graph.replay()
-            b.record()
-            b.synchronize()
-            times.append(a.elapsed_time(b) * 1000 / calls)
-        del graph, sets
-        return statistics.median(times)
+        return time_rotated(torch, fn, inputs, per_copy_bytes, args.calls,
+                            args.replays)
 
     for m in ms:
         for n, k in shapes:

@@ -6,8 +6,8 @@ mtc.torch runs M up to its largest bucket on mtc kernels and larger M (a
 prefill) on ``F.linear(x, w.to(x.dtype)) * scales``. This measures both at
 each M, through the Python package (an Artifact compiled for exactly that M,
 heuristic schedules), timed the same way: a CUDA graph of `calls` calls
-cycling through weight copies that together exceed 4x L2, replayed
-`replays` times, median per call. Every output is checked against an fp64
+cycling through weight copies that together exceed 4x L2, replayed 10
+times, median per call (bench/graph_timing.py, as bench/compare.py). Every output is checked against an fp64
 reference computed on the GPU. One JSON line per (shape, M) in
 OUT/routing.jsonl and a table in OUT/routing.md.
 
@@ -15,43 +15,17 @@ OUT/routing.jsonl and a table in OUT/routing.md.
 """
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent / "python"))
+sys.path.insert(0, str(HERE.parent))
+from graph_timing import time_rotated  # noqa: E402
 
 # Llama-3-8B: wqkv, wo, w1/w3, w2, output.
 SHAPES = [(6144, 4096), (4096, 4096), (14336, 4096), (4096, 14336),
           (128256, 4096)]
-
-
-def timed(torch, fn, copies, calls=40, replays=10):
-    """Median microseconds per call of fn(copy) over CUDA-graph replays."""
-    calls = max(calls, len(copies))
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for c in copies:  # warm-up, outside the graph
-            fn(c)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for i in range(calls):
-            fn(copies[i % len(copies)])
-    g.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / calls)
-    return statistics.median(times)
 
 
 def main():
@@ -66,7 +40,6 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     ms = [int(m) for m in args.ms.split(",")]
     torch.cuda.synchronize()  # a current CUDA context for the Artifacts
-    l2 = torch.cuda.get_device_properties(0).L2_cache_size
     dev = torch.cuda.get_device_name(0)
     rows = []
     # One artifact per shape, with every M as a bucket (heuristic schedules).
@@ -79,15 +52,13 @@ def main():
         w = torch.randint(-128, 128, (n, k), dtype=torch.int8, device="cuda",
                           generator=g)
         s = (torch.rand(n, device="cuda", generator=g) * 0.01).bfloat16()
-        copies = [w] + [w.clone() for _ in range(max(0, -(-4 * l2 // w.numel())
-                                                    - 1))]
         for m in ms:
             x = torch.randn(m, k, device="cuda", generator=g).bfloat16()
             ref = (x.double() @ w.double().t()) * s.double()
             y = torch.full((m, n), float("nan"), device="cuda",
                            dtype=torch.bfloat16)
 
-            def run_mtc(wc):
+            def run_mtc(wc):  # x, s and y stay: only the weight streams
                 art.launch(m, torch.cuda.current_stream().cuda_stream,
                            [x.data_ptr(), wc.data_ptr(), s.data_ptr()],
                            [y.data_ptr()])
@@ -103,10 +74,11 @@ def main():
                 errs[name] = ((got.double() - ref).abs().max() /
                               ref.abs().max()).item()
             row = dict(n=n, k=k, m=m, device=dev,
-                       mtc_us=timed(torch, run_mtc, copies),
-                       eager_us=timed(torch, run_eager, copies),
-                       mtc_err=errs["mtc"], eager_err=errs["eager"],
-                       copies=len(copies))
+                       mtc_us=time_rotated(torch, run_mtc, (w,), w.numel(),
+                                           replays=10),
+                       eager_us=time_rotated(torch, run_eager, (w,),
+                                             w.numel(), replays=10),
+                       mtc_err=errs["mtc"], eager_err=errs["eager"])
             row["faster"] = "mtc" if row["mtc_us"] < row["eager_us"] else \
                 "eager"
             rows.append(row)
