@@ -43,8 +43,11 @@ mtc_status failure(Error err, const Twine &context = "") {
   handleAllErrors(
       std::move(err),
       [&](const RuntimeError &e) {
-        status = MTC_ERROR_CUDA;
+        // The runtime checks manifests against each other too.
         message = e.getMessage();
+        status = StringRef(message).starts_with("malformed manifest")
+                     ? MTC_ERROR_MALFORMED
+                     : MTC_ERROR_CUDA;
       },
       [&](const ErrorInfoBase &e) { message = e.message(); });
   std::string prefix = context.str();
@@ -343,12 +346,13 @@ void mtc_artifact_free(mtc_artifact *artifact) {
   if (!artifact)
     return;
   if (artifact->device) {
+    // Buffers and modules go first, in the artifact's context (they make it
+    // current; the scope restores the caller's), then the borrowed device.
     ContextScope scope(*artifact->device);
     // Launches on any stream may still be using the owned buffers.
     (void)artifact->device->driver().cuCtxSynchronize();
+    artifact->buckets.clear();
   }
-  // Buffers and modules first, then the (borrowed) device.
-  artifact->buckets.clear();
   delete artifact;
 }
 

@@ -128,19 +128,28 @@ class Kernels:
 
     def __init__(self, buckets=DEFAULT_BUCKETS, tune=False,
                  max_probes=DEFAULT_MAX_PROBES, progress=True):
-        self.configure(buckets, tune, max_probes, progress)
         self._artifacts: Dict[ShapeKey, Artifact] = {}
+        self._retired = []
         self._lock = threading.Lock()
+        self.configure(buckets, tune, max_probes, progress)
 
     def configure(self, buckets, tune, max_probes, progress):
-        self.buckets = tuple(compiler._check_buckets(buckets))
+        """New settings for what is loaded from now on. Artifacts loaded
+        under other settings are no longer handed out, but stay loaded:
+        CUDA graphs captured earlier may still launch their kernels."""
+        buckets = tuple(compiler._check_buckets(buckets))
         if max_probes is not None and (not isinstance(max_probes, int) or
                                        max_probes < 1):
             raise ValueError(f"max_probes: expected a positive int, got "
                              f"{max_probes!r}")
-        self.tune = bool(tune)
-        self.max_probes = max_probes
-        self.progress = progress
+        settings = (buckets, bool(tune), max_probes)
+        with self._lock:
+            if settings != getattr(self, "_settings", settings):
+                self._retired.extend(self._artifacts.values())
+                self._artifacts = {}
+            self._settings = settings
+            self.buckets, self.tune, self.max_probes = settings
+            self.progress = progress
 
     @property
     def largest(self):
@@ -209,8 +218,16 @@ def _woq_linear(x, weight, scales, bias, checked=None):
     if m == 0:
         return x.new_empty(*lead, n)
     x2 = x.reshape(m, k)
-    if m > kernels.largest:
-        # Prefill: PyTorch's eager path (see the module's docstring).
+    art = bucket = None
+    if m <= kernels.largest:
+        key = (x.device.index if x.device.index is not None
+               else torch.cuda.current_device(), n, k, _DTYPES[x.dtype],
+               bias is not None)
+        art = kernels.get(key)
+        bucket = art.bucket_for(m)
+    if bucket is None:
+        # Beyond the largest bucket (a long prefill): PyTorch's eager path
+        # (see the module's docstring).
         out = F.linear(x2, weight.to(x.dtype)) * scales
         if bias is not None:
             out = out + bias
@@ -220,11 +237,6 @@ def _woq_linear(x, weight, scales, bias, checked=None):
     for name, t in (("weight", weight), ("scales", scales), ("bias", bias)):
         if t is not None:
             _check_aligned(name, t)
-    key = (x.device.index if x.device.index is not None
-           else torch.cuda.current_device(), n, k, _DTYPES[x.dtype],
-           bias is not None)
-    art = kernels.get(key)
-    bucket = art.bucket_for(m)
     if bucket != m:
         x2 = F.pad(x2, (0, 0, 0, bucket - m))
     out = torch.empty(bucket, n, dtype=x.dtype, device=x.device)

@@ -145,3 +145,20 @@ def test_custom_op_is_registered():
                                        fake.from_tensor(w),
                                        fake.from_tensor(s), None)
     assert tuple(out.shape) == (3, 16) and out.dtype == torch.bfloat16
+
+
+def test_kernels_settings():
+    k = mt.Kernels(progress=False)
+    assert k.buckets == mt.DEFAULT_BUCKETS and k.largest == 512
+    assert not k.tune, "swap() tunes only when asked"
+    loaded = object()
+    k._artifacts[(0, 16, 32, "bf16", False)] = loaded
+    k.configure(mt.DEFAULT_BUCKETS, False, mt.DEFAULT_MAX_PROBES, True)
+    assert k._artifacts, "the same settings keep what is loaded"
+    with pytest.raises(ValueError, match="buckets: expected ascending"):
+        k.configure((8, 4), False, None, True)
+    assert k._artifacts, "bad settings change nothing"
+    k.configure((1, 2, 4), False, None, True)
+    assert not k._artifacts and k._retired == [loaded], \
+        "artifacts of other settings stay alive for captured graphs"
+    assert k.largest == 4

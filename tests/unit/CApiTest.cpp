@@ -34,6 +34,7 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 struct CUgraph_st;
+struct CUctx_st;
 
 /// An entry point of the fake driver (loaded by the library on first use).
 template <typename Fn> Fn fake(const char *name) {
@@ -363,8 +364,15 @@ TEST_F(CApi, LaunchFromAnotherCurrentContext) {
             MTC_SUCCESS)
       << mtc_last_error();
   EXPECT_EQ(fake<long (*)()>("fakeCudaPushedContexts")(), 0);
-  fake<void (*)(int)>("fakeCudaSetCurrentContext")(1);
+  // Freeing it from there leaves that context current.
   mtc_artifact_free(a);
+  CUctx_st *current = nullptr;
+  fake<CUresult (*)(CUctx_st **)>("cuCtxGetCurrent")(&current);
+  EXPECT_NE(current, nullptr);
+  fake<void (*)(int)>("fakeCudaSetCurrentContext")(1);
+  CUctx_st *primary = nullptr;
+  fake<CUresult (*)(CUctx_st **)>("cuCtxGetCurrent")(&primary);
+  EXPECT_NE(current, primary) << "mtc_artifact_free switched contexts";
   for (CUdeviceptr p : {x, w, y})
     release(p);
 }
@@ -455,6 +463,13 @@ TEST_F(CApi, MalformedManifests) {
   writeJSON("copies.M4.json", other.toJSON());
   expectLoadError(p, MTC_ERROR_MALFORMED,
                   "the buckets of 'copies' disagree on tensor 'x'");
+
+  // A buffer twice in one manifest.
+  Manifest twice = bucketManifest(2, "old.ptx");
+  twice.buffers.push_back(twice.buffers[2]);
+  writeJSON("twice.json", twice.toJSON());
+  expectLoadError(path("twice.json"), MTC_ERROR_MALFORMED,
+                  "malformed manifest: buffer 't' appears twice");
 
   // A dispatch manifest with one bucket (mtc never writes one).
   DispatchManifest d;
