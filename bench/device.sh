@@ -468,8 +468,12 @@ if [ -n "$DRY_RUN" ]; then
   echo "mtc: $MTC"
   echo "results: $OUT_DIR"
   for i in "${!names[@]}"; do
-    printf '%s:' "${names[$i]}"
-    [ "${counts[$i]}" -eq 0 ] || printf ' %q' "${args[@]:${starts[$i]}:${counts[$i]}}"
+    printf '%s' "${names[$i]}"
+    [ "${counts[$i]}" -eq 0 ] ||
+      for a in "${args[@]:${starts[$i]}:${counts[$i]}}"; do
+        if [[ -z $a || $a =~ [^A-Za-z0-9_./:,=@%+-] ]]; then printf " '%s'" "$a"
+        else printf ' %s' "$a"; fi
+      done
     echo
   done
   exit 0
