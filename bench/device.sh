@@ -428,11 +428,17 @@ while [ $# -gt 0 ]; do
   case $1 in
   -h | --help | help) usage; exit 0 ;;
   -n | --dry-run) DRY_RUN=1; shift ;;
-  --out) OUT_DIR=$(abspath "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
-  --mtc) MTC=$(abspath "$(value "$1" "${2-}")") || exit 2; mtc_given=1; shift 2 ;;
-  --runtime) RUNTIME=$(abspath "$(value "$1" "${2-}")") || exit 2; runtime_given=1; shift 2 ;;
-  --gpt-fast) GPT_FAST=$(abspath "$(value "$1" "${2-}")") || exit 2; gpt_given=1; shift 2 ;;
-  --cache) CACHE=$(abspath "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
+  --out | --mtc | --runtime | --gpt-fast | --cache)
+    v=$(value "$1" "${2-}") || exit 2
+    v=$(abspath "$v")
+    case $1 in
+    --out) OUT_DIR=$v ;;
+    --mtc) MTC=$v mtc_given=1 ;;
+    --runtime) RUNTIME=$v runtime_given=1 ;;
+    --gpt-fast) GPT_FAST=$v gpt_given=1 ;;
+    --cache) CACHE=$v ;;
+    esac
+    shift 2 ;;
   -*) die "unknown option $1" ;;
   *) break ;;
   esac
