@@ -72,6 +72,8 @@
 # current folder; the sub-commands run in the repository root, so ARGS that
 # go to a tool unchanged (compare, tests, routing, e2e, matrix) are relative
 # to it.
+# tune, ncu and bench name their files after M, and after the shape too
+# (tune_m<M>_<NxK>.txt) when it is not their default.
 #
 # Examples (the commands behind bench/results/ are in each folder):
 #   bench/device.sh matrix compare --ms 16,32,64 --systems mtc \
