@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes bench/graphs/woq_m<M>.graph: the benchmark suite's weight-only int8
 linear layers (y = (x @ convert(W, bf16)^T) * scales) at batch size M."""
+import argparse
 import os
 import sys
 
@@ -17,6 +18,7 @@ def graph(m, n, k):
 
 
 def main():
+    argparse.ArgumentParser(description=__doc__).parse_args()
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "graphs")
     os.makedirs(here, exist_ok=True)
     for m in MS:
