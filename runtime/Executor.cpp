@@ -28,7 +28,7 @@ namespace {
 /// Everything is destroyed (after the stream drains) with the object.
 class GraphReplayer {
 public:
-  explicit GraphReplayer(Device &dev) : dev(dev), drv(dev.driver()) {}
+  explicit GraphReplayer(Device &dev) : dev(dev) {}
   ~GraphReplayer();
 
   /// Captures what `enqueue` launches on the stream into a new graph.
@@ -38,64 +38,37 @@ public:
   /// each timed replay.
   Expected<std::vector<double>> replay(unsigned warmup, unsigned replays);
 
-  unsigned numGraphs() const { return unsigned(execs.size()); }
+  unsigned numGraphs() const { return unsigned(graphs.size()); }
 
 private:
   Device &dev;
-  const CudaDriver &drv;
-  std::vector<cu::CUgraph> graphs;
-  std::vector<cu::CUgraphExec> execs;
-  std::vector<cu::CUevent> events;
+  std::vector<Graph> graphs;
+  std::vector<Event> events;
   unsigned launched = 0; // replays so far, for cycling through the graphs
 };
 
 } // namespace
 
 GraphReplayer::~GraphReplayer() {
-  (void)drv.cuCtxSetCurrent(dev.context());
-  (void)drv.cuStreamSynchronize(dev.stream());
-  for (cu::CUevent e : events)
-    (void)drv.cuEventDestroy_v2(e);
-  for (cu::CUgraphExec e : execs)
-    (void)drv.cuGraphExecDestroy(e);
-  for (cu::CUgraph g : graphs)
-    (void)drv.cuGraphDestroy(g);
+  // Nothing captured may still run when the graphs go.
+  consumeError(dev.makeCurrent());
+  consumeError(dev.synchronize());
 }
 
 Error GraphReplayer::capture(function_ref<Error()> enqueue) {
-  if (Error e =
-          dev.check(drv.cuStreamBeginCapture_v2(
-                        dev.stream(), cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
-                    "cuStreamBeginCapture"))
-    return e;
-  Error launchErr = enqueue();
-  // The capture must end even if a launch failed, or the stream stays in
-  // capture mode.
-  cu::CUgraph graph = nullptr;
-  cu::CUresult r = drv.cuStreamEndCapture(dev.stream(), &graph);
-  if (graph)
-    graphs.push_back(graph);
-  if (launchErr)
-    return launchErr;
-  if (Error e = dev.check(r, "cuStreamEndCapture"))
-    return e;
+  Expected<Graph> graph = Graph::capture(dev.driver(), dev.stream(), enqueue);
   if (!graph)
-    return runtimeError("cuStreamEndCapture returned no graph");
-  cu::CUgraphExec exec = nullptr;
-  if (Error e = dev.check(drv.cuGraphInstantiateWithFlags(&exec, graph, 0),
-                          "cuGraphInstantiateWithFlags"))
-    return e;
-  execs.push_back(exec);
+    return graph.takeError();
+  graphs.push_back(std::move(*graph));
   return Error::success();
 }
 
 Expected<std::vector<double>> GraphReplayer::replay(unsigned warmup,
                                                     unsigned replays) {
-  if (execs.empty())
+  if (graphs.empty())
     return runtimeError("no graph was captured");
   auto launchNext = [&]() -> Error {
-    cu::CUgraphExec exec = execs[launched++ % execs.size()];
-    return dev.check(drv.cuGraphLaunch(exec, dev.stream()), "cuGraphLaunch");
+    return graphs[launched++ % graphs.size()].launch(dev.stream());
   };
   unsigned warm = std::max<unsigned>(warmup, numGraphs());
   for (unsigned i = 0; i < warm; ++i)
@@ -107,32 +80,27 @@ Expected<std::vector<double>> GraphReplayer::replay(unsigned warmup,
   // Replays go back to back; event i + 1 ends replay i and starts replay
   // i + 1, so the host never leaves the GPU idle inside a measurement.
   while (events.size() < size_t(replays) + 1) {
-    cu::CUevent ev = nullptr;
-    if (Error e = dev.check(drv.cuEventCreate(&ev, cu::CU_EVENT_DEFAULT),
-                            "cuEventCreate"))
-      return std::move(e);
-    events.push_back(ev);
+    Expected<Event> ev = Event::create(dev.driver());
+    if (!ev)
+      return ev.takeError();
+    events.push_back(std::move(*ev));
   }
-  if (Error e = dev.check(drv.cuEventRecord(events[0], dev.stream()),
-                          "cuEventRecord"))
+  if (Error e = events[0].record(dev.stream()))
     return std::move(e);
   for (unsigned i = 0; i < replays; ++i) {
     if (Error e = launchNext())
       return std::move(e);
-    if (Error e = dev.check(drv.cuEventRecord(events[i + 1], dev.stream()),
-                            "cuEventRecord"))
+    if (Error e = events[i + 1].record(dev.stream()))
       return std::move(e);
   }
-  if (Error e = dev.check(drv.cuEventSynchronize(events[replays]),
-                          "cuEventSynchronize"))
+  if (Error e = events[replays].synchronize())
     return std::move(e);
   std::vector<double> ms;
   for (unsigned i = 0; i < replays; ++i) {
-    float t = 0;
-    if (Error e = dev.check(drv.elapsedTime(&t, events[i], events[i + 1]),
-                            "cuEventElapsedTime"))
-      return std::move(e);
-    ms.push_back(double(t));
+    Expected<float> t = Event::elapsedMillis(events[i], events[i + 1]);
+    if (!t)
+      return t.takeError();
+    ms.push_back(double(*t));
   }
   return ms;
 }
@@ -380,7 +348,6 @@ Expected<Timing> Executor::time(const TimingOptions &o) {
 
   // Copy 0 is the executor's own buffers; copies 1.. are filled from them,
   // the first directly and the rest by doubling.
-  const CudaDriver &drv = dev.driver();
   DeviceBuffer pool;
   std::vector<std::vector<cu::CUdeviceptr>> tables(static_cast<size_t>(copies));
   for (const DeviceBuffer &b : buffers)
@@ -392,22 +359,12 @@ Expected<Timing> Executor::time(const TimingOptions &o) {
     if (!poolOr)
       return withContext(poolOr.takeError(), fmt::format("timing {}", what));
     pool = std::move(*poolOr);
-    auto dtod = [&](cu::CUdeviceptr dst, cu::CUdeviceptr src,
-                    int64_t n) -> Error {
-      return withContext(
-          dev.check(drv.cuMemcpyDtoD_v2(dst, src, size_t(n)), "cuMemcpyDtoD"),
-          fmt::format("copying the inputs to time {}", what));
-    };
+    std::string copying = fmt::format("copying the inputs to time {}", what);
     for (size_t j = 0; j < rotated.size(); ++j)
-      if (Error e = dtod(pool.ptr() + offsets[j], buffers[rotated[j]].ptr(),
-                         buffers[rotated[j]].bytes()))
-        return std::move(e);
-    for (int64_t filled = 1; filled < copies - 1;) {
-      int64_t n = std::min(filled, copies - 1 - filled);
-      if (Error e = dtod(pool.ptr() + filled * stride, pool.ptr(), n * stride))
-        return std::move(e);
-      filled += n;
-    }
+      if (Error e = pool.copyFrom(buffers[rotated[j]], offsets[j]))
+        return withContext(std::move(e), copying);
+    if (Error e = pool.repeatPrefix(stride))
+      return withContext(std::move(e), copying);
     for (int64_t c = 1; c < copies; ++c) {
       tables[c] = tables[0];
       for (size_t j = 0; j < rotated.size(); ++j)
@@ -567,12 +524,11 @@ Expected<double> measureReadBandwidth(Device &dev, int64_t bytes) {
   Expected<Function> fnOr = (*modOr)->getFunction("mtc_read_bw");
   if (!fnOr)
     return fnOr.takeError();
-  int perSM = 0;
-  if (Error e = dev.check(drv.cuOccupancyMaxActiveBlocksPerMultiprocessor(
-                              &perSM, fnOr->handle, int(kThreads), 0),
-                          "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
-    return std::move(e);
-  unsigned grid = unsigned(std::max(1, dev.smCount()) * std::max(1, perSM));
+  Expected<int> perSM = drv.maxActiveBlocksPerSM(fnOr->handle, int(kThreads),
+                                                 /*dynamicShared=*/0);
+  if (!perSM)
+    return perSM.takeError();
+  unsigned grid = unsigned(std::max(1, dev.smCount()) * std::max(1, *perSM));
 
   Expected<DeviceBuffer> srcOr =
       DeviceBuffer::allocate(dev, bytes, "read-bandwidth source");
@@ -593,14 +549,8 @@ Expected<double> measureReadBandwidth(Device &dev, int64_t bytes) {
       w = rng();
     if (Error e = srcOr->copyFromHost(host.data(), chunk))
       return std::move(e);
-    for (int64_t filled = chunk; filled < bytes;) {
-      int64_t n = std::min(filled, bytes - filled);
-      if (Error e = dev.check(drv.cuMemcpyDtoD_v2(srcOr->ptr() + filled,
-                                                  srcOr->ptr(), size_t(n)),
-                              "cuMemcpyDtoD"))
-        return withContext(std::move(e), "filling the read-bandwidth buffer");
-      filled += n;
-    }
+    if (Error e = srcOr->repeatPrefix(chunk))
+      return withContext(std::move(e), "filling the read-bandwidth buffer");
   }
   if (Error e = dev.synchronize())
     return std::move(e);
@@ -608,11 +558,12 @@ Expected<double> measureReadBandwidth(Device &dev, int64_t bytes) {
   cu::CUdeviceptr src = srcOr->ptr(), sink = sinkOr->ptr();
   unsigned long long count = (unsigned long long)vectors;
   void *params[] = {&src, &count, &sink};
+  CudaDriver::LaunchConfig config;
+  config.grid[0] = grid;
+  config.block[0] = kThreads;
   auto launch = [&]() -> Error {
     return withContext(
-        dev.check(drv.cuLaunchKernel(fnOr->handle, grid, 1, 1, kThreads, 1, 1,
-                                     0, dev.stream(), params, nullptr),
-                  "cuLaunchKernel"),
+        drv.launchKernel(fnOr->handle, config, dev.stream(), params),
         "mtc's read-bandwidth kernel failed");
   };
   if (Error e = launch())

@@ -11,7 +11,7 @@
 #ifndef MTC_RUNTIME_EXECUTOR_H
 #define MTC_RUNTIME_EXECUTOR_H
 
-#include "runtime/CudaDriver.h"
+#include "runtime/Device.h"
 #include "runtime/HostTensor.h"
 #include "runtime/Manifest.h"
 #include "runtime/Program.h"
