@@ -17,6 +17,7 @@
 #include "compiler/Version.h"
 #include "runtime/Executor.h"
 #include "runtime/Interpreter.h"
+#include "runtime/ReadBandwidth.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
