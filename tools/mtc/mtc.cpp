@@ -15,8 +15,7 @@
 #include "compiler/Input.h"
 #include "compiler/Ptx.h"
 #include "compiler/Version.h"
-#include "runtime/Executor.h"
-#include "runtime/Interpreter.h"
+#include "runtime/GraphRunner.h"
 #include "runtime/ReadBandwidth.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -470,23 +469,6 @@ int compileMain() {
 // Running on the GPU
 //===----------------------------------------------------------------------===//
 
-/// Loads `c` on `device` and sets seeded random inputs (kept in `inputs`).
-llvm::Expected<std::unique_ptr<Executor>>
-prepare(Device &device, const CompiledGraph &c,
-        std::vector<HostTensor> &inputs) {
-  auto exec = Executor::create(device, c.manifest, c.ptx);
-  if (!exec)
-    return exec.takeError();
-  for (auto [i, b] : llvm::enumerate(c.manifest.inputs())) {
-    HostTensor t(b->dtype, b->shape);
-    fillRandom(t, seed * 1000003 + i, b->name);
-    if (llvm::Error e = (*exec)->setInput(b->name, t))
-      return std::move(e);
-    inputs.push_back(std::move(t));
-  }
-  return exec;
-}
-
 /// Runs `c` on `device` with seeded random inputs of `graph`'s shapes (zero-
 /// padded to the compiled shapes when `graph` is a smaller bucket value),
 /// optionally checking against the fp64 reference of `graph`. Returns false
@@ -496,50 +478,29 @@ llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
   auto exec = Executor::create(device, c.manifest, c.ptx);
   if (!exec)
     return exec.takeError();
-  std::vector<HostTensor> inputs;
-  auto args = graph.getBody().front().getArguments();
-  for (auto [i, b] : llvm::enumerate(c.manifest.inputs())) {
-    auto type = cast<RankedTensorType>(args[i].getType());
-    HostTensor t(b->dtype, type.getShape());
-    fillRandom(t, seed * 1000003 + i, b->name);
-    HostTensor padded = t.shape == b->shape ? t : resized(t, b->shape);
-    if (llvm::Error e = (*exec)->setInput(b->name, padded))
-      return std::move(e);
-    inputs.push_back(std::move(t));
-  }
-  if (llvm::Error e = (*exec)->poison())
-    return std::move(e);
-  if (llvm::Error e = (*exec)->run())
-    return std::move(e);
-  std::vector<HostTensor> outputs;
-  auto results = graph.getFunctionType().getResults();
-  for (auto [i, name] : llvm::enumerate(c.manifest.outputs)) {
-    llvm::Expected<HostTensor> out = (*exec)->getOutput(name);
-    if (!out)
-      return out.takeError();
-    auto want = cast<RankedTensorType>(results[i]).getShape();
-    outputs.push_back(out->shape == Shape(want) ? std::move(*out)
-                                                : resized(*out, want));
-  }
+  llvm::Expected<GraphRun> run = runOnRandomInputs(
+      **exec, seed, argumentShapes(graph), resultShapes(graph));
+  if (!run)
+    return run.takeError();
   llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", label,
                               c.manifest.kernels.size(),
                               c.manifest.kernels.size() == 1 ? "" : "s",
                               device.name());
   if (!check)
     return true;
-  llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(graph, inputs);
-  if (!ref)
-    return ref.takeError();
+  llvm::Expected<std::vector<OutputCheck>> checks =
+      checkOutputs(graph, *run, c.manifest.outputs, tolerance);
+  if (!checks)
+    return checks.takeError();
   bool allPassed = true;
-  for (auto [name, out, r] : llvm::zip(c.manifest.outputs, outputs, *ref)) {
-    Comparison cmp = compare(out, r);
-    bool ok = cmp.passed(tolerance);
-    allPassed &= ok;
+  for (const OutputCheck &oc : *checks) {
+    const Comparison &cmp = oc.comparison;
+    allPassed &= oc.passed;
     llvm::outs() << fmt::format(
         "  {}: max rel err {:.3e} (l2 {:.3e}, max |ref| {:.3e}, "
         "non-finite {}) {} (tol {:.0e})\n",
-        name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
-        ok ? "ok" : "MISMATCH", tolerance.getValue());
+        oc.name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
+        oc.passed ? "ok" : "MISMATCH", tolerance.getValue());
   }
   return allPassed;
 }
@@ -640,10 +601,11 @@ int benchMain() {
                                 device->driverVersionString(), ceilingGBs,
                                 launchFloorUs);
   for (const CompiledGraph &c : compiled) {
-    std::vector<HostTensor> inputs;
-    auto exec = prepare(*device, c, inputs);
+    auto exec = Executor::create(*device, c.manifest, c.ptx);
     if (!exec)
       return failWith(exec.takeError());
+    if (llvm::Error e = setInputs(**exec, randomInputs(c.manifest, seed)))
+      return failWith(std::move(e));
     if (!jsonOutput)
       llvm::outs() << fmt::format("{}\n  {:<22} {:<32} {:>9} {:>8} {:>7} "
                                   "{:>8}\n",
