@@ -13,6 +13,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/Input.h"
+#include "compiler/Output.h"
 #include "compiler/Ptx.h"
 #include "compiler/Version.h"
 #include "runtime/GraphRunner.h"
@@ -408,60 +409,21 @@ int compileMain() {
   }
 
   // Everything compiled: now write, each file complete or not at all.
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return fail(kInternalError,
-                "cannot create '" + outDir + "': " + ec.message());
-  if (!dumpDir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
-      return fail(kInternalError,
-                  "cannot create '" + dumpDir + "': " + ec.message());
-  std::vector<std::pair<std::string, std::string>> files; // path, contents
-  auto file = [&](StringRef dir, const std::string &name, std::string text) {
-    SmallString<256> p(dir);
-    llvm::sys::path::append(p, name);
-    files.push_back({p.str().str(), std::move(text)});
-  };
-  for (const CompiledGraph &c : compiled) {
-    std::string json = llvm::formatv("{0:2}", c.manifest.toJSON()).str() + "\n";
-    file(outDir, c.name + ".ptx", c.ptx);
-    file(outDir, c.name + ".json", json);
-    if (dumpDir.empty())
-      continue;
-    for (const Stage &s : c.stages)
-      file(dumpDir, c.name + "." + s.suffix, s.text);
-    file(dumpDir, c.name + ".json", json);
-  }
-  // With buckets, <graph>.json maps a runtime value to its bucket.
-  if (!in.bucketSymbol.empty()) {
-    std::map<std::string, DispatchManifest> dispatch;
-    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
-      DispatchManifest &d = dispatch[t.graph.getSymName().str()];
-      d.mtcVersion = MTC_VERSION;
-      d.graph = t.graph.getSymName().str();
-      d.source = inputFile;
-      d.symbol = in.bucketSymbol;
-      d.buckets.push_back({t.bucket, c.name + ".json"});
-    }
-    for (auto &[graph, d] : dispatch)
-      file(outDir, graph + ".json",
-           llvm::formatv("{0:2}", d.toJSON()).str() + "\n");
-  }
-  for (auto [i, f] : llvm::enumerate(files)) {
-    if (llvm::Error e = writeFileAtomically(f.first, f.second)) {
-      // All or nothing: take back what this run already wrote.
-      for (size_t j = 0; j < i; ++j)
-        llvm::sys::fs::remove(files[j].first);
-      return failWith(std::move(e));
-    }
-  }
-  for (const CompiledGraph &c : compiled) {
-    SmallString<256> ptxPath(outDir.getValue());
-    llvm::sys::path::append(ptxPath, c.name + ".ptx");
-    llvm::outs() << fmt::format("{}: {} kernel{} -> {}{}\n", c.name,
-                                c.manifest.kernels.size(),
-                                c.manifest.kernels.size() == 1 ? "" : "s",
-                                ptxPath.str().str(), kernelList(c.manifest));
-  }
+  OutputLayout layout;
+  layout.outDir = outDir;
+  layout.dumpDir = dumpDir;
+  layout.source = inputFile;
+  layout.bucketSymbol = in.bucketSymbol;
+  std::vector<int64_t> buckets;
+  for (const Input::Target &t : in.targets)
+    buckets.push_back(t.bucket);
+  if (llvm::Error e = writeCompileOutputs(compiled, buckets, layout))
+    return fail(kInternalError, llvm::toString(std::move(e)));
+  for (const CompiledGraph &c : compiled)
+    llvm::outs() << fmt::format(
+        "{}: {} kernel{} -> {}{}\n", c.name, c.manifest.kernels.size(),
+        c.manifest.kernels.size() == 1 ? "" : "s",
+        joinPath(outDir, c.name + ".ptx"), kernelList(c.manifest));
   return kSuccess;
 }
 
