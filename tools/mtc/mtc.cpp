@@ -1,4 +1,4 @@
-//===- mtc.cpp - The mtc command line --------------------------------------===//
+//===- mtc.cpp - The mtc command line -------------------------------------===//
 //
 //   mtc compile FILE [-o DIR] [--dump-dir DIR] [--emit=STAGE] [--arch sm_90]
 //   mtc run FILE [--check] [--seed N]
@@ -15,6 +15,7 @@
 #include "compiler/Input.h"
 #include "compiler/Output.h"
 #include "compiler/Ptx.h"
+#include "compiler/Targets.h"
 #include "compiler/Version.h"
 #include "runtime/GraphRunner.h"
 #include "runtime/ReadBandwidth.h"
@@ -149,133 +150,40 @@ int fail(int code, const llvm::Twine &msg) {
   return code;
 }
 
-/// Input errors are the user's (exit 1); everything else is the
-/// environment's or mtc's (exit 2).
+/// Input errors are the user's (exit 1), reported ones too; everything else
+/// is the environment's or mtc's (exit 2).
 int failWith(llvm::Error err) {
+  if (err.isA<ReportedError>()) {
+    // Located diagnostics said it all.
+    llvm::consumeError(std::move(err));
+    return kUserError;
+  }
   int code = err.isA<InputError>() ? kUserError : kInternalError;
   return fail(code, llvm::toString(std::move(err)));
 }
 
-/// The parsed input: context, source manager with the diagnostic handler,
-/// and the module of graph.funcs.
+/// The command's graphs (compiler/Targets.h) from the flags, with the
+/// --schedule flags and the GPU, opened when something has to run.
 struct Input {
-  MLIRContext ctx;
-  llvm::SourceMgr sm;
-  std::unique_ptr<ClippingDiagnosticHandler> handler;
-  Input() : ctx(MLIRContext::Threading::DISABLED) {
-    DialectRegistry registry;
-    registerCompilerDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    ctx.loadAllAvailableDialects();
-    handler = std::make_unique<ClippingDiagnosticHandler>(sm, &ctx,
-                                                          llvm::errs());
-  }
+  TargetSet set{llvm::errs()};
+  std::map<unsigned, kernel::ScheduleParams> schedules;
+  LazyDevice device;
 
-  /// One graph to compile: with `--bind M=1,2,4`, one per graph and value.
-  struct Target {
-    graph::FuncOp graph;
-    std::string name;   // output file stem: "g", or "g.M4" for a bucket
-    int64_t bucket = 0; // the bucketed symbol's value, 0 if none
-  };
-  std::vector<OwningOpRef<ModuleOp>> modules;
-  std::vector<Target> targets;
-  /// The symbol bound to several values (buckets), and the other bindings.
-  std::string bucketSymbol;
-  std::vector<int64_t> bucketValues;
-  llvm::StringMap<int64_t> fixedBindings;
-
-  /// --bind NAME=V[,V...] (repeatable); values after a comma belong to the
-  /// name before them.
-  std::optional<int> parseBinds() {
-    std::string current;
-    std::map<std::string, std::vector<int64_t>> values;
-    for (const std::string &b : binds) {
-      StringRef text = b;
-      if (text.contains('=')) {
-        auto [name, v] = text.split('=');
-        current = name.str();
-        text = v;
-        if (name.empty())
-          return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
-                                      "'");
-      } else if (current.empty()) {
-        return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
-                                    "'");
-      }
-      int64_t v;
-      if (text.getAsInteger(10, v))
-        return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
-                                    "'");
-      if (v <= 0)
-        return fail(kUserError, "--bind " + current + "=" + text +
-                                    ": dimensions must be positive");
-      values[current].push_back(v);
-    }
-    for (auto &[name, vs] : values) {
-      std::sort(vs.begin(), vs.end());
-      vs.erase(std::unique(vs.begin(), vs.end()), vs.end());
-      if (vs.size() == 1) {
-        fixedBindings[name] = vs[0];
-        continue;
-      }
-      if (!bucketSymbol.empty())
-        return fail(kUserError, "--bind: only one symbol may take several "
-                                "values (" + bucketSymbol + " and " + name +
-                                    ")");
-      bucketSymbol = name;
-      bucketValues = vs;
-    }
-    return std::nullopt;
-  }
-
-  FrontendOptions frontendFor(int64_t bucket) const {
-    FrontendOptions fo;
-    for (auto &e : fixedBindings)
-      fo.bindings[e.getKey()] = e.getValue();
-    if (!bucketSymbol.empty())
-      fo.bindings[bucketSymbol] = bucket;
-    return fo;
-  }
-
-  /// Parses the graphs with `bucket` for the bucketed symbol; null after
-  /// reporting errors.
-  OwningOpRef<ModuleOp> parseAt(int64_t bucket) {
-    return loadGraphs(sm, &ctx, frontendFor(bucket));
-  }
+  using Target = TargetSet::Target;
+  std::vector<Target> &targets() { return set.targets(); }
+  const Bindings &bindings() const { return set.bindings(); }
 
   /// Reads and parses `path`; returns an exit code on failure.
   std::optional<int> load(StringRef path) {
-    if (std::optional<int> rc = parseBinds())
-      return rc;
-    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                                     /*RequiresNullTerminator=*/
-                                                     true);
-    if (std::error_code ec = buffer.getError())
-      return fail(kUserError,
-                  "cannot read '" + path + "': " + ec.message());
-    sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    llvm::Expected<Bindings> bindings = parseBindings(binds);
+    if (!bindings)
+      return failWith(bindings.takeError());
+    if (llvm::Error e = set.read(path))
+      return failWith(std::move(e));
     if (std::optional<int> rc = parseSchedules())
       return rc;
-    std::vector<int64_t> buckets =
-        bucketSymbol.empty() ? std::vector<int64_t>{0} : bucketValues;
-    for (int64_t bucket : buckets) {
-      OwningOpRef<ModuleOp> module = parseAt(bucket);
-      if (!module)
-        return kUserError;
-      for (auto g : module->getOps<graph::FuncOp>()) {
-        if (!graphNames.empty() &&
-            !llvm::is_contained(graphNames, g.getSymName()))
-          continue;
-        std::string name = g.getSymName().str();
-        if (bucket)
-          name += "." + bucketSymbol + std::to_string(bucket);
-        targets.push_back({g, name, bucket});
-      }
-      for (const std::string &n : graphNames)
-        if (!module->lookupSymbol(n))
-          return fail(kUserError, "no graph named '" + n + "' in " + path);
-      modules.push_back(std::move(module));
-    }
+    if (llvm::Error e = set.parse(std::move(*bindings), graphNames))
+      return failWith(std::move(e));
     return std::nullopt;
   }
 
@@ -296,9 +204,6 @@ struct Input {
     }
     return std::nullopt;
   }
-  std::map<unsigned, kernel::ScheduleParams> schedules;
-
-  LazyDevice device;
 
   AutotuneOptions autotuneOptions() const {
     AutotuneOptions a;
@@ -334,9 +239,7 @@ struct Input {
     o.fastDequant = !noFastDequant;
     o.sourceName = inputFile;
     o.outputName = t.name;
-    for (auto &entry : frontendFor(t.bucket).bindings)
-      o.bindings.push_back({entry.getKey().str(), entry.getValue()});
-    std::sort(o.bindings.begin(), o.bindings.end());
+    o.bindings = bindings().at(t.bucket);
     return o;
   }
 };
@@ -366,7 +269,7 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
-  for (const Input::Target &t : in.targets) {
+  for (const Input::Target &t : in.targets()) {
     llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
       return failWith(o.takeError());
@@ -413,9 +316,9 @@ int compileMain() {
   layout.outDir = outDir;
   layout.dumpDir = dumpDir;
   layout.source = inputFile;
-  layout.bucketSymbol = in.bucketSymbol;
+  layout.bucketSymbol = in.bindings().bucketSymbol;
   std::vector<int64_t> buckets;
-  for (const Input::Target &t : in.targets)
+  for (const Input::Target &t : in.targets())
     buckets.push_back(t.bucket);
   if (llvm::Error e = writeCompileOutputs(compiled, buckets, layout))
     return fail(kInternalError, llvm::toString(std::move(e)));
@@ -471,14 +374,15 @@ int runMain() {
   Input in;
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
-  if (batch && in.bucketSymbol.empty())
+  const std::string &symbol = in.bindings().bucketSymbol;
+  const std::vector<int64_t> &values = in.bindings().bucketValues;
+  if (batch && symbol.empty())
     return fail(kUserError, "--batch needs --bind with several values of one "
                             "symbol, e.g. --bind M=1,2,4,8");
-  if (batch && batch > in.bucketValues.back())
+  if (batch && batch > values.back())
     return fail(kUserError, "--batch " + std::to_string(batch) +
-                                " exceeds the largest bucket " +
-                                in.bucketSymbol + "=" +
-                                std::to_string(in.bucketValues.back()));
+                                " exceeds the largest bucket " + symbol + "=" +
+                                std::to_string(values.back()));
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
@@ -488,7 +392,7 @@ int runMain() {
 
   bool allPassed = true;
   if (!batch) {
-    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+    for (auto [t, c] : llvm::zip(in.targets(), compiled)) {
       llvm::Expected<bool> ok = runOne(*device, t.graph, c, c.name);
       if (!ok)
         return failWith(ok.takeError());
@@ -497,27 +401,25 @@ int runMain() {
   } else {
     // Dispatch: the smallest bucket >= the runtime value, inputs padded.
     DispatchManifest d;
-    d.symbol = in.bucketSymbol;
-    for (int64_t v : in.bucketValues)
+    d.symbol = symbol;
+    for (int64_t v : values)
       d.buckets.push_back({v, ""});
     std::optional<size_t> b = d.select(batch);
     if (!b)
       return fail(kUserError, "--batch " + std::to_string(batch) +
-                                  " exceeds the largest bucket " +
-                                  in.bucketSymbol + "=" +
-                                  std::to_string(in.bucketValues.back()));
-    int64_t bucket = in.bucketValues[*b];
-    OwningOpRef<ModuleOp> actual = in.parseAt(batch);
+                                  " exceeds the largest bucket " + symbol +
+                                  "=" + std::to_string(values.back()));
+    int64_t bucket = values[*b];
+    OwningOpRef<ModuleOp> actual = in.set.parseAt(batch);
     if (!actual)
       return kUserError;
-    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+    for (auto [t, c] : llvm::zip(in.targets(), compiled)) {
       if (t.bucket != bucket)
         continue;
       auto graph = actual->lookupSymbol<graph::FuncOp>(t.graph.getSymName());
-      std::string label = fmt::format("{} ({}={} -> bucket {}={})",
-                                      t.graph.getSymName().str(),
-                                      in.bucketSymbol, int64_t(batch),
-                                      in.bucketSymbol, bucket);
+      std::string label =
+          fmt::format("{} ({}={} -> bucket {}={})", t.graph.getSymName().str(),
+                      symbol, int64_t(batch), symbol, bucket);
       llvm::Expected<bool> ok = runOne(*device, graph, c, label);
       if (!ok)
         return failWith(ok.takeError());
@@ -644,7 +546,7 @@ int tuneMain() {
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
   llvm::json::Array graphs;
-  for (const Input::Target &t : in.targets) {
+  for (const Input::Target &t : in.targets()) {
     std::vector<KernelTuning> tuned;
     llvm::Expected<CompileOptions> o = in.optionsFor(t, true, &tuned);
     if (!o)
