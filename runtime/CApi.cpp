@@ -270,33 +270,6 @@ mtc_status load(const char *path, mtc_artifact &a) {
   return describeSignature(a);
 }
 
-/// Makes the artifact's context current for the scope of a call, if another
-/// one is (PyTorch keeps its device's primary context current, so this is
-/// normally one cuCtxGetCurrent).
-class ContextScope {
-public:
-  explicit ContextScope(const Device &dev) : drv(dev.driver()) {
-    cu::CUcontext current = nullptr;
-    result = drv.cuCtxGetCurrent(&current);
-    if (result == cu::CUDA_SUCCESS && current != dev.context()) {
-      result = drv.cuCtxPushCurrent_v2(dev.context());
-      pushed = result == cu::CUDA_SUCCESS;
-    }
-  }
-  ~ContextScope() {
-    if (pushed) {
-      cu::CUcontext popped = nullptr;
-      (void)drv.cuCtxPopCurrent_v2(&popped);
-    }
-  }
-  cu::CUresult status() const { return result; }
-
-private:
-  const CudaDriver &drv;
-  cu::CUresult result = cu::CUDA_SUCCESS;
-  bool pushed = false;
-};
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -348,9 +321,13 @@ void mtc_artifact_free(mtc_artifact *artifact) {
   if (artifact->device) {
     // Buffers and modules go first, in the artifact's context (they make it
     // current; the scope restores the caller's), then the borrowed device.
-    ContextScope scope(*artifact->device);
+    const Device &dev = *artifact->device;
+    Expected<ContextScope> scope =
+        ContextScope::enter(dev.driver(), dev.context());
+    if (!scope)
+      consumeError(scope.takeError());
     // Launches on any stream may still be using the owned buffers.
-    (void)artifact->device->driver().cuCtxSynchronize();
+    consumeError(dev.driver().synchronizeContext());
     artifact->buckets.clear();
   }
   delete artifact;
@@ -487,11 +464,12 @@ mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
     if (mtc_status s = place("output", i, outputs[i], artifact->outputs[i],
                              b.outputs[i]))
       return s;
-  ContextScope scope(*artifact->device);
-  if (scope.status() != cu::CUDA_SUCCESS)
-    return failure(MTC_ERROR_CUDA,
-                   "cannot make the artifact's CUDA context current: " +
-                       artifact->device->driver().describe(scope.status()));
+  const Device &dev = *artifact->device;
+  Expected<ContextScope> scope =
+      ContextScope::enter(dev.driver(), dev.context());
+  if (!scope)
+    return failure(scope.takeError(),
+                   "cannot make the artifact's CUDA context current");
   ArrayRef<cu::CUdeviceptr> all(ptrs.data(), b.slots.size());
   for (unsigned k = 0; k < b.program->numKernels(); ++k)
     if (Error e = b.program->launch(k, all, stream))

@@ -1,6 +1,6 @@
 //===- CudaDriver.cpp - The CUDA driver, loaded at run time ---------------===//
 //
-// See CudaDriver.h.
+// See CudaDriver.h. The only file that calls the driver's entry points.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/CudaDriver.h"
@@ -35,6 +35,16 @@ std::error_code RuntimeError::convertToErrorCode() const {
 
 Error runtimeError(const Twine &message, cu::CUresult result) {
   return make_error<RuntimeError>(message.str(), result);
+}
+
+cu::CUresult resultOf(Error &err) {
+  cu::CUresult result = 0;
+  err = handleErrors(std::move(err),
+                     [&](std::unique_ptr<RuntimeError> e) -> Error {
+                       result = e->getResult();
+                       return Error(std::move(e));
+                     });
+  return result;
 }
 
 Error withContext(Error err, const Twine &context) {
@@ -144,236 +154,94 @@ Error CudaDriver::check(cu::CUresult r, StringRef call) const {
   return runtimeError(fmt::format("{} failed: {}", call.str(), describe(r)), r);
 }
 
-cu::CUresult CudaDriver::elapsedTime(float *ms, cu::CUevent start,
-                                     cu::CUevent end) const {
-  if (cuEventElapsedTime_v2)
-    return cuEventElapsedTime_v2(ms, start, end);
-  return cuEventElapsedTime(ms, start, end);
-}
-
 //===----------------------------------------------------------------------===//
-// Device
+// Checked operations
 //===----------------------------------------------------------------------===//
 
-/// cuInit, a check that device `ordinal` exists, and its handle.
-static Expected<cu::CUdevice> initDevice(const CudaDriver &drv,
-                                         int ordinal) {
-  cu::CUresult r = drv.cuInit(0);
-  if (r == cu::CUDA_ERROR_NO_DEVICE)
-    return withContext(drv.check(r, "cuInit"), "no CUDA device found");
-  if (r != cu::CUDA_SUCCESS)
-    return withContext(drv.check(r, "cuInit"),
-                       "cannot initialise the CUDA driver");
-  int count = 0;
-  if (Error e = drv.check(drv.cuDeviceGetCount(&count), "cuDeviceGetCount"))
+/// `value` once `r` is checked. (Every caller calls the driver first, in a
+/// statement of its own: the order of evaluation of arguments is unspecified.)
+template <typename T>
+static Expected<T> checked(const CudaDriver &drv, cu::CUresult r,
+                           StringRef call, T value) {
+  if (Error e = drv.check(r, call))
     return std::move(e);
-  if (count == 0)
-    return runtimeError("no CUDA device found", cu::CUDA_ERROR_NO_DEVICE);
-  if (ordinal < 0 || ordinal >= count)
-    return runtimeError(
-        fmt::format("there is no CUDA device {} ({} found)", ordinal, count),
-        cu::CUDA_ERROR_INVALID_DEVICE);
-  cu::CUdevice dev;
-  if (Error e = drv.check(drv.cuDeviceGet(&dev, ordinal), "cuDeviceGet"))
-    return std::move(e);
-  return dev;
+  return value;
 }
 
-namespace {
-/// What names a device in the tuning cache, as the driver reports it.
-struct RawIdentity {
-  int driverVersion = 0, ccMajor = 0, ccMinor = 0;
-  std::string name;
-};
-} // namespace
+Error CudaDriver::init() const { return check(cuInit(0), "cuInit"); }
 
-/// "13.0" for the driver's 13000.
-static std::string formatDriverVersion(int version) {
-  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+Expected<int> CudaDriver::driverVersion() const {
+  int v = 0;
+  cu::CUresult r = cuDriverGetVersion(&v);
+  return checked(*this, r, "cuDriverGetVersion", v);
 }
 
-static Expected<RawIdentity> queryIdentity(const CudaDriver &drv,
-                                           cu::CUdevice dev) {
-  RawIdentity id;
-  if (Error e = drv.check(drv.cuDriverGetVersion(&id.driverVersion),
-                          "cuDriverGetVersion"))
-    return std::move(e);
+Expected<int> CudaDriver::deviceCount() const {
+  int n = 0;
+  cu::CUresult r = cuDeviceGetCount(&n);
+  return checked(*this, r, "cuDeviceGetCount", n);
+}
+
+Expected<cu::CUdevice> CudaDriver::deviceGet(int ordinal) const {
+  cu::CUdevice dev = 0;
+  cu::CUresult r = cuDeviceGet(&dev, ordinal);
+  return checked(*this, r, "cuDeviceGet", dev);
+}
+
+Expected<std::string> CudaDriver::deviceName(cu::CUdevice dev) const {
   char name[256] = {0};
-  if (Error e = drv.check(drv.cuDeviceGetName(name, sizeof(name) - 1, dev),
-                          "cuDeviceGetName"))
-    return std::move(e);
-  id.name = name;
-  for (auto [attr, out] :
-       {std::pair{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &id.ccMajor},
-        std::pair{cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-                  &id.ccMinor}})
-    if (Error e = drv.check(drv.cuDeviceGetAttribute(out, attr, dev),
-                            fmt::format("cuDeviceGetAttribute({})", int(attr))))
-      return std::move(e);
-  return id;
+  cu::CUresult r = cuDeviceGetName(name, sizeof(name) - 1, dev);
+  return checked(*this, r, "cuDeviceGetName", std::string(name));
 }
 
-Expected<DeviceIdentity> identifyDevice(int ordinal) {
-  Expected<const CudaDriver &> drvOr = CudaDriver::get();
-  if (!drvOr)
-    return drvOr.takeError();
-  Expected<cu::CUdevice> dev = initDevice(*drvOr, ordinal);
-  if (!dev)
-    return dev.takeError();
-  Expected<RawIdentity> raw = queryIdentity(*drvOr, *dev);
-  if (!raw)
-    return raw.takeError();
-  DeviceIdentity id;
-  id.driver = formatDriverVersion(raw->driverVersion);
-  id.name = raw->name;
-  id.computeCapability = fmt::format("{}.{}", raw->ccMajor, raw->ccMinor);
-  return id;
+Expected<int> CudaDriver::deviceAttribute(cu::CUdevice dev,
+                                          cu::CUdevice_attribute attr) const {
+  int v = 0;
+  cu::CUresult r = cuDeviceGetAttribute(&v, attr, dev);
+  return checked(*this, r, fmt::format("cuDeviceGetAttribute({})", int(attr)),
+                 v);
 }
 
-Error Device::query(cu::CUdevice device) {
-  dev = device;
-  Expected<RawIdentity> raw = queryIdentity(drv, dev);
-  if (!raw)
-    return raw.takeError();
-  drvVersion = raw->driverVersion;
-  devName = raw->name;
-  ccMajor = raw->ccMajor;
-  ccMinor = raw->ccMinor;
-
-  auto attr = [&](cu::CUdevice_attribute a, auto &out) -> Error {
-    int v = 0;
-    if (Error e = drv.check(drv.cuDeviceGetAttribute(&v, a, dev),
-                            fmt::format("cuDeviceGetAttribute({})", int(a))))
-      return e;
-    out = v;
-    return Error::success();
-  };
-  using namespace cu;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, sms))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, l2))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, maxThreads))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, maxBlock[0]))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, maxBlock[1]))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, maxBlock[2]))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, maxGrid[0]))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, maxGrid[1]))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, maxGrid[2]))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, maxShared))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                     maxSharedOptin))
-    return e;
+Expected<int64_t> CudaDriver::deviceTotalMemory(cu::CUdevice dev) const {
   size_t total = 0;
-  if (Error e =
-          drv.check(drv.cuDeviceTotalMem_v2(&total, dev), "cuDeviceTotalMem"))
-    return e;
-  totalMem = int64_t(total);
-  return Error::success();
+  cu::CUresult r = cuDeviceTotalMem_v2(&total, dev);
+  return checked(*this, r, "cuDeviceTotalMem", int64_t(total));
 }
 
-Expected<std::unique_ptr<Device>> Device::open(int ordinal) {
-  Expected<const CudaDriver &> drvOr = CudaDriver::get();
-  if (!drvOr)
-    return drvOr.takeError();
-  const CudaDriver &drv = *drvOr;
-  Expected<cu::CUdevice> dev = initDevice(drv, ordinal);
-  if (!dev)
-    return dev.takeError();
-  std::unique_ptr<Device> d(new Device(drv));
-  d->ord = ordinal;
-  if (Error e = d->query(*dev))
-    return std::move(e);
-
-  if (Error e = drv.check(drv.cuDevicePrimaryCtxRetain(&d->ctx, d->dev),
-                          "cuDevicePrimaryCtxRetain"))
-    return std::move(e);
-  d->ownsContext = true;
-  // From here on the destructor releases what was acquired.
-  if (Error e = d->makeCurrent())
-    return std::move(e);
-  if (Error e = drv.check(drv.cuStreamCreate(&d->strm, cu::CU_STREAM_DEFAULT),
-                          "cuStreamCreate"))
-    return std::move(e);
-  return std::move(d);
-}
-
-Expected<std::unique_ptr<Device>> Device::attachCurrent() {
-  Expected<const CudaDriver &> drvOr = CudaDriver::get();
-  if (!drvOr)
-    return drvOr.takeError();
-  const CudaDriver &drv = *drvOr;
-  // Without cuInit every other call fails with CUDA_ERROR_NOT_INITIALIZED;
-  // a process that has a context has initialised the driver already.
-  cu::CUresult r = drv.cuInit(0);
-  if (r == cu::CUDA_ERROR_NO_DEVICE)
-    return withContext(drv.check(r, "cuInit"), "no CUDA device found");
-  if (Error e = drv.check(r, "cuInit"))
-    return withContext(std::move(e), "cannot initialise the CUDA driver");
+Expected<cu::CUcontext>
+CudaDriver::retainPrimaryContext(cu::CUdevice dev) const {
   cu::CUcontext ctx = nullptr;
-  if (Error e = drv.check(drv.cuCtxGetCurrent(&ctx), "cuCtxGetCurrent"))
-    return std::move(e);
-  if (!ctx)
-    return runtimeError("no CUDA context is current on this thread: "
-                        "initialise CUDA first (in PyTorch, any CUDA tensor "
-                        "operation does)",
-                        cu::CUDA_ERROR_INVALID_VALUE);
-  cu::CUdevice device = 0;
-  if (Error e = drv.check(drv.cuCtxGetDevice(&device), "cuCtxGetDevice"))
-    return std::move(e);
-  std::unique_ptr<Device> d(new Device(drv));
-  d->ord = int(device);
-  d->ctx = ctx;
-  if (Error e = d->query(device))
-    return std::move(e);
-  return std::move(d);
+  cu::CUresult r = cuDevicePrimaryCtxRetain(&ctx, dev);
+  return checked(*this, r, "cuDevicePrimaryCtxRetain", ctx);
 }
 
-Device::~Device() {
-  if (strm) {
-    (void)drv.cuCtxSetCurrent(ctx);
-    (void)drv.cuStreamSynchronize(strm);
-    (void)drv.cuStreamDestroy_v2(strm);
-  }
-  if (ctx && ownsContext)
-    (void)drv.cuDevicePrimaryCtxRelease_v2(dev);
+Error CudaDriver::releasePrimaryContext(cu::CUdevice dev) const {
+  return check(cuDevicePrimaryCtxRelease_v2(dev), "cuDevicePrimaryCtxRelease");
 }
 
-std::string Device::arch() const {
-  return fmt::format("sm_{}{}", ccMajor, ccMinor);
+Error CudaDriver::setCurrentContext(cu::CUcontext ctx) const {
+  return check(cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
-std::string Device::driverVersionString() const {
-  return formatDriverVersion(drvVersion);
+Expected<cu::CUcontext> CudaDriver::currentContext() const {
+  cu::CUcontext ctx = nullptr;
+  cu::CUresult r = cuCtxGetCurrent(&ctx);
+  return checked(*this, r, "cuCtxGetCurrent", ctx);
 }
 
-Expected<int64_t> Device::freeMemory() const {
-  size_t freeBytes = 0, totalBytes = 0;
-  if (Error e =
-          check(drv.cuMemGetInfo_v2(&freeBytes, &totalBytes), "cuMemGetInfo"))
-    return std::move(e);
-  return int64_t(freeBytes);
+Expected<cu::CUdevice> CudaDriver::currentDevice() const {
+  cu::CUdevice dev = 0;
+  cu::CUresult r = cuCtxGetDevice(&dev);
+  return checked(*this, r, "cuCtxGetDevice", dev);
 }
 
-Error Device::makeCurrent() const {
-  return check(drv.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+Error CudaDriver::synchronizeContext() const {
+  return check(cuCtxSynchronize(), "cuCtxSynchronize");
 }
 
-Error Device::synchronize() const {
-  return check(drv.cuStreamSynchronize(strm), "cuStreamSynchronize");
+Error CudaDriver::synchronizeStream(cu::CUstream stream) const {
+  return check(cuStreamSynchronize(stream), "cuStreamSynchronize");
 }
-
-//===----------------------------------------------------------------------===//
-// Module
-//===----------------------------------------------------------------------===//
 
 /// Log buffers for the JIT; longer logs are cut.
 static constexpr unsigned kJitLogBytes = 1 << 16;
@@ -384,204 +252,270 @@ static std::string logText(const std::vector<char> &buf) {
   return s.rtrim("\n\r\t ").str();
 }
 
-Expected<std::unique_ptr<Module>> Module::load(Device &device, StringRef ptx) {
-  const CudaDriver &drv = device.driver();
-  if (Error e = device.makeCurrent())
-    return std::move(e);
-  // The image must be NUL-terminated PTX text.
-  std::string image = ptx.str();
-  std::vector<char> errorLog(kJitLogBytes + 1, 0), infoLog(kJitLogBytes + 1, 0);
+Expected<cu::CUmodule> CudaDriver::loadModule(const char *image,
+                                              std::string &infoLog) const {
+  std::vector<char> errorBuf(kJitLogBytes + 1, 0), infoBuf(kJitLogBytes + 1, 0);
   cu::CUjit_option options[] = {
       cu::CU_JIT_ERROR_LOG_BUFFER, cu::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
       cu::CU_JIT_INFO_LOG_BUFFER, cu::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
       cu::CU_JIT_LOG_VERBOSE};
   void *values[] = {
-      errorLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes)),
-      infoLog.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes)),
+      errorBuf.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes)),
+      infoBuf.data(), reinterpret_cast<void *>(uintptr_t(kJitLogBytes)),
       reinterpret_cast<void *>(uintptr_t(1))};
   static_assert(sizeof(options) / sizeof(options[0]) ==
                 sizeof(values) / sizeof(values[0]));
   cu::CUmodule mod = nullptr;
-  cu::CUresult r = drv.cuModuleLoadDataEx(
-      &mod, image.c_str(), unsigned(sizeof(options) / sizeof(options[0])),
-      options, values);
-  std::string info = logText(infoLog);
-  if (r != cu::CUDA_SUCCESS) {
-    std::string err = logText(errorLog);
-    std::string message =
-        fmt::format("cannot JIT-compile the PTX for {} ({}): "
-                    "cuModuleLoadDataEx failed: {}",
-                    device.name(), device.arch(), drv.describe(r));
-    if (!err.empty())
-      message += "\nJIT error log:\n" + err;
-    else if (!info.empty())
-      message += "\nJIT info log:\n" + info;
-    return runtimeError(message, r);
-  }
-  return std::unique_ptr<Module>(new Module(device, mod, std::move(info)));
+  cu::CUresult r = cuModuleLoadDataEx(
+      &mod, image, unsigned(sizeof(options) / sizeof(options[0])), options,
+      values);
+  infoLog = logText(infoBuf);
+  if (r == cu::CUDA_SUCCESS)
+    return mod;
+  std::string message = "cuModuleLoadDataEx failed: " + describe(r);
+  std::string err = logText(errorBuf);
+  if (!err.empty())
+    message += "\nJIT error log:\n" + err;
+  else if (!infoLog.empty())
+    message += "\nJIT info log:\n" + infoLog;
+  return runtimeError(message, r);
 }
 
-Module::~Module() {
-  if (mod) {
-    (void)device.driver().cuCtxSetCurrent(device.context());
-    (void)device.driver().cuModuleUnload(mod);
-  }
+Error CudaDriver::unloadModule(cu::CUmodule mod) const {
+  return check(cuModuleUnload(mod), "cuModuleUnload");
 }
 
-Expected<Function> Module::getFunction(StringRef name) const {
-  const CudaDriver &drv = device.driver();
-  Function f;
-  f.name = name.str();
-  cu::CUresult r = drv.cuModuleGetFunction(&f.handle, mod, f.name.c_str());
-  if (r == cu::CUDA_ERROR_NOT_FOUND)
-    return runtimeError(fmt::format("kernel '{}' is not in the PTX", f.name),
-                        r);
-  if (Error e = drv.check(r, "cuModuleGetFunction"))
-    return withContext(std::move(e), fmt::format("kernel '{}'", f.name));
-  struct {
-    cu::CUfunction_attribute attr;
-    int *out;
-  } queries[] = {
-      {cu::CU_FUNC_ATTRIBUTE_NUM_REGS, &f.attributes.registers},
-      {cu::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &f.attributes.localBytes},
-      {cu::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-       &f.attributes.staticSharedBytes},
-      {cu::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-       &f.attributes.maxThreadsPerBlock},
-      {cu::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES, &f.attributes.constBytes},
-  };
-  for (auto &q : queries)
-    if (Error e = drv.check(drv.cuFuncGetAttribute(q.out, q.attr, f.handle),
-                            fmt::format("cuFuncGetAttribute({})", int(q.attr))))
-      return withContext(std::move(e), fmt::format("kernel '{}'", f.name));
-  return f;
+Expected<cu::CUfunction> CudaDriver::moduleFunction(cu::CUmodule mod,
+                                                    const char *name) const {
+  cu::CUfunction fn = nullptr;
+  cu::CUresult r = cuModuleGetFunction(&fn, mod, name);
+  return checked(*this, r, "cuModuleGetFunction", fn);
+}
+
+Expected<int>
+CudaDriver::functionAttribute(cu::CUfunction fn,
+                              cu::CUfunction_attribute attr) const {
+  int v = 0;
+  cu::CUresult r = cuFuncGetAttribute(&v, attr, fn);
+  return checked(*this, r, fmt::format("cuFuncGetAttribute({})", int(attr)), v);
+}
+
+Error CudaDriver::setMaxDynamicShared(cu::CUfunction fn, int bytes) const {
+  return check(
+      cuFuncSetAttribute(
+          fn, cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes),
+      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+CudaDriver::ParamSizes CudaDriver::parameterSizes(cu::CUfunction fn,
+                                                  unsigned max) const {
+  ParamSizes p;
+  if (!cuFuncGetParamInfo)
+    return p;
+  for (size_t i = 0; i < max; ++i) {
+    size_t offset = 0, size = 0;
+    cu::CUresult r = cuFuncGetParamInfo(fn, i, &offset, &size);
+    if (r == cu::CUDA_ERROR_INVALID_VALUE)
+      break;
+    if (r != cu::CUDA_SUCCESS)
+      return p;
+    p.sizes.push_back(size);
+  }
+  p.complete = true;
+  return p;
+}
+
+Expected<int> CudaDriver::maxActiveBlocksPerSM(cu::CUfunction fn, int threads,
+                                               size_t dynamicShared) const {
+  int blocks = 0;
+  cu::CUresult r = cuOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, fn, threads, dynamicShared);
+  return checked(*this, r, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                 blocks);
+}
+
+Expected<int64_t> CudaDriver::freeMemory() const {
+  size_t freeBytes = 0, totalBytes = 0;
+  cu::CUresult r = cuMemGetInfo_v2(&freeBytes, &totalBytes);
+  return checked(*this, r, "cuMemGetInfo", int64_t(freeBytes));
+}
+
+Expected<cu::CUdeviceptr> CudaDriver::memAlloc(size_t bytes) const {
+  cu::CUdeviceptr p = 0;
+  cu::CUresult r = cuMemAlloc_v2(&p, bytes);
+  return checked(*this, r, "cuMemAlloc", p);
+}
+
+Error CudaDriver::memFree(cu::CUdeviceptr ptr) const {
+  return check(cuMemFree_v2(ptr), "cuMemFree");
+}
+
+Error CudaDriver::copyHostToDevice(cu::CUdeviceptr dst, const void *src,
+                                   size_t bytes) const {
+  return check(cuMemcpyHtoD_v2(dst, src, bytes), "cuMemcpyHtoD");
+}
+
+Error CudaDriver::copyDeviceToHost(void *dst, cu::CUdeviceptr src,
+                                   size_t bytes) const {
+  return check(cuMemcpyDtoH_v2(dst, src, bytes), "cuMemcpyDtoH");
+}
+
+Error CudaDriver::copyDeviceToDevice(cu::CUdeviceptr dst, cu::CUdeviceptr src,
+                                     size_t bytes) const {
+  return check(cuMemcpyDtoD_v2(dst, src, bytes), "cuMemcpyDtoD");
+}
+
+Error CudaDriver::memsetD8(cu::CUdeviceptr dst, uint8_t value,
+                           size_t bytes) const {
+  return check(cuMemsetD8_v2(dst, value, bytes), "cuMemsetD8");
+}
+
+Error CudaDriver::launchKernel(cu::CUfunction fn, const LaunchConfig &c,
+                               cu::CUstream stream, void **params) const {
+  cu::CUresult r = cuLaunchKernel(fn, c.grid[0], c.grid[1], c.grid[2],
+                                  c.block[0], c.block[1], c.block[2],
+                                  c.dynamicShared, stream, params, nullptr);
+  if (r == cu::CUDA_SUCCESS) // the hot path: no Twine or string
+    return Error::success();
+  return check(r, "cuLaunchKernel");
 }
 
 //===----------------------------------------------------------------------===//
-// DeviceBuffer
+// Driver objects with lifetimes
 //===----------------------------------------------------------------------===//
 
-Expected<DeviceBuffer> DeviceBuffer::allocate(Device &device, int64_t bytes,
-                                              StringRef name) {
-  const CudaDriver &drv = device.driver();
-  if (bytes < 0)
-    return runtimeError(
-        fmt::format("buffer '{}' has a negative size", name.str()));
-  size_t n = size_t(std::max<int64_t>(bytes, 1));
-  if (Error e = device.makeCurrent())
+Expected<Stream> Stream::create(const CudaDriver &drv, unsigned flags) {
+  Stream s;
+  if (Error e =
+          drv.check(drv.cuStreamCreate(&s.stream, flags), "cuStreamCreate"))
     return std::move(e);
-  DeviceBuffer b;
-  cu::CUresult r = drv.cuMemAlloc_v2(&b.p, n);
-  if (r == cu::CUDA_ERROR_OUT_OF_MEMORY) {
-    std::string freeText = "unknown amount";
-    size_t freeBytes = 0, totalBytes = 0;
-    if (drv.cuMemGetInfo_v2(&freeBytes, &totalBytes) == cu::CUDA_SUCCESS)
-      freeText = formatBytes(int64_t(freeBytes));
-    return runtimeError(
-        fmt::format("out of device memory: needed {} for buffer '{}', {} free "
-                    "(cuMemAlloc failed: {})",
-                    formatBytes(int64_t(n)), name.str(), freeText,
-                    drv.describe(r)),
-        r);
-  }
-  if (Error e = drv.check(r, "cuMemAlloc"))
-    return withContext(std::move(e),
-                       fmt::format("allocating {} for buffer '{}'",
-                                   formatBytes(int64_t(n)), name.str()));
-  b.device = &device;
-  b.size = bytes;
-  b.bufName = name.str();
-  return std::move(b);
+  s.drv = &drv;
+  return std::move(s);
 }
 
-DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept
-    : device(other.device), p(other.p), size(other.size),
-      bufName(std::move(other.bufName)) {
-  other.device = nullptr;
-  other.p = 0;
-  other.size = 0;
-}
-
-DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+Stream &Stream::operator=(Stream &&other) noexcept {
   if (this != &other) {
-    release();
-    device = other.device;
-    p = other.p;
-    size = other.size;
-    bufName = std::move(other.bufName);
-    other.device = nullptr;
-    other.p = 0;
-    other.size = 0;
+    reset();
+    drv = std::exchange(other.drv, nullptr);
+    stream = std::exchange(other.stream, nullptr);
   }
   return *this;
 }
 
-DeviceBuffer::~DeviceBuffer() { release(); }
+void Stream::reset() {
+  if (stream)
+    (void)drv->cuStreamDestroy_v2(stream);
+  drv = nullptr;
+  stream = nullptr;
+}
 
-void DeviceBuffer::release() {
-  if (device && p) {
-    (void)device->driver().cuCtxSetCurrent(device->context());
-    (void)device->driver().cuMemFree_v2(p);
+Expected<Event> Event::create(const CudaDriver &drv) {
+  Event ev;
+  if (Error e = drv.check(drv.cuEventCreate(&ev.event, cu::CU_EVENT_DEFAULT),
+                          "cuEventCreate"))
+    return std::move(e);
+  ev.drv = &drv;
+  return std::move(ev);
+}
+
+Event &Event::operator=(Event &&other) noexcept {
+  if (this != &other) {
+    if (event)
+      (void)drv->cuEventDestroy_v2(event);
+    drv = std::exchange(other.drv, nullptr);
+    event = std::exchange(other.event, nullptr);
   }
-  device = nullptr;
-  p = 0;
-  size = 0;
+  return *this;
 }
 
-static Error checkCopySize(const DeviceBuffer &b, int64_t bytes) {
-  if (bytes < 0 || bytes > b.bytes())
-    return runtimeError(
-        fmt::format("copy of {} bytes does not fit buffer '{}' of {} bytes",
-                    bytes, b.name(), b.bytes()));
-  return Error::success();
+Event::~Event() {
+  if (event)
+    (void)drv->cuEventDestroy_v2(event);
 }
 
-Error DeviceBuffer::copyFromHost(const void *src, int64_t bytes) {
-  if (bytes < 0)
-    bytes = size;
-  if (Error e = checkCopySize(*this, bytes))
-    return e;
-  if (bytes == 0)
-    return Error::success();
-  return withContext(
-      device->check(device->driver().cuMemcpyHtoD_v2(p, src, size_t(bytes)),
-                    "cuMemcpyHtoD"),
-      fmt::format("copying buffer '{}' to the device", bufName));
+Error Event::record(cu::CUstream stream) const {
+  return drv->check(drv->cuEventRecord(event, stream), "cuEventRecord");
 }
 
-Error DeviceBuffer::copyToHost(void *dst, int64_t bytes) const {
-  if (bytes < 0)
-    bytes = size;
-  if (Error e = checkCopySize(*this, bytes))
-    return e;
-  if (bytes == 0)
-    return Error::success();
-  return withContext(
-      device->check(device->driver().cuMemcpyDtoH_v2(dst, p, size_t(bytes)),
-                    "cuMemcpyDtoH"),
-      fmt::format("copying buffer '{}' to the host", bufName));
+Error Event::synchronize() const {
+  return drv->check(drv->cuEventSynchronize(event), "cuEventSynchronize");
 }
 
-Error DeviceBuffer::copyFrom(const DeviceBuffer &src) {
-  if (src.size != size)
-    return runtimeError(
-        fmt::format("cannot copy buffer '{}' ({} bytes) into '{}' ({} bytes)",
-                    src.bufName, src.size, bufName, size));
-  if (size == 0)
-    return Error::success();
-  return withContext(
-      device->check(device->driver().cuMemcpyDtoD_v2(p, src.p, size_t(size)),
-                    "cuMemcpyDtoD"),
-      fmt::format("copying buffer '{}' to '{}'", src.bufName, bufName));
+Expected<float> Event::elapsedMillis(const Event &start, const Event &end) {
+  const CudaDriver &drv = *start.drv;
+  float ms = 0;
+  cu::CUresult r = drv.cuEventElapsedTime_v2
+                       ? drv.cuEventElapsedTime_v2(&ms, start.event, end.event)
+                       : drv.cuEventElapsedTime(&ms, start.event, end.event);
+  return checked(drv, r, "cuEventElapsedTime", ms);
 }
 
-Error DeviceBuffer::fill(uint8_t value) {
-  if (size == 0)
-    return Error::success();
-  return withContext(
-      device->check(device->driver().cuMemsetD8_v2(p, value, size_t(size)),
-                    "cuMemsetD8"),
-      fmt::format("filling buffer '{}'", bufName));
+Expected<Graph> Graph::capture(const CudaDriver &drv, cu::CUstream stream,
+                               function_ref<Error()> enqueue) {
+  if (Error e = drv.check(drv.cuStreamBeginCapture_v2(
+                              stream, cu::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+                          "cuStreamBeginCapture"))
+    return std::move(e);
+  Error launchErr = enqueue();
+  // The capture must end even if a launch failed, or the stream stays in
+  // capture mode.
+  Graph g;
+  g.drv = &drv;
+  cu::CUresult r = drv.cuStreamEndCapture(stream, &g.graph);
+  if (launchErr)
+    return std::move(launchErr);
+  if (Error e = drv.check(r, "cuStreamEndCapture"))
+    return std::move(e);
+  if (!g.graph)
+    return runtimeError("cuStreamEndCapture returned no graph");
+  if (Error e = drv.check(drv.cuGraphInstantiateWithFlags(&g.exec, g.graph, 0),
+                          "cuGraphInstantiateWithFlags"))
+    return std::move(e);
+  return std::move(g);
+}
+
+Graph &Graph::operator=(Graph &&other) noexcept {
+  if (this != &other) {
+    reset();
+    drv = std::exchange(other.drv, nullptr);
+    graph = std::exchange(other.graph, nullptr);
+    exec = std::exchange(other.exec, nullptr);
+  }
+  return *this;
+}
+
+void Graph::reset() {
+  if (exec)
+    (void)drv->cuGraphExecDestroy(exec);
+  if (graph)
+    (void)drv->cuGraphDestroy(graph);
+  exec = nullptr;
+  graph = nullptr;
+}
+
+Error Graph::launch(cu::CUstream stream) const {
+  return drv->check(drv->cuGraphLaunch(exec, stream), "cuGraphLaunch");
+}
+
+Expected<ContextScope> ContextScope::enter(const CudaDriver &drv,
+                                           cu::CUcontext ctx) {
+  ContextScope scope(drv);
+  Expected<cu::CUcontext> current = drv.currentContext();
+  if (!current)
+    return current.takeError();
+  if (*current != ctx) {
+    if (Error e = drv.check(drv.cuCtxPushCurrent_v2(ctx), "cuCtxPushCurrent"))
+      return std::move(e);
+    scope.pushed = true;
+  }
+  return std::move(scope);
+}
+
+ContextScope::~ContextScope() {
+  if (pushed) {
+    cu::CUcontext popped = nullptr;
+    (void)drv->cuCtxPopCurrent_v2(&popped);
+  }
 }
 
 } // namespace mtc

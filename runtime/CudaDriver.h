@@ -7,26 +7,32 @@
 // and versioned symbol names of CUDA's cuda.h (a unit test checks them
 // against the real header when the toolkit is installed).
 //
-// On top of the raw entry points: Device (a GPU's primary context and a
-// stream), Module (PTX JIT-compiled by the driver), Function (a kernel and its
-// attributes) and DeviceBuffer (RAII device memory). Every CUresult is
-// checked; failures are RuntimeErrors, which the CLI reports with exit code 2.
+// This is the thin driver layer: the raw entry points are called here and
+// nowhere else. CudaDriver's methods are one checked wrapper per driver
+// operation, and Stream, Event, Graph and ContextScope own the driver objects
+// mtc creates and destroys. Every CUresult is checked once, in the wrapper;
+// failures are RuntimeErrors ("<entry point> failed: <name> (<text>)",
+// carrying the CUresult), which the CLI reports with exit code 2.
 //
-// Objects created from a Device (modules, buffers, executors) must be
-// destroyed before it. Include this header before cuda.h, never after.
+// Device.h builds mtc's objects on top: Device (a GPU's primary context and
+// a stream), Module, Function and DeviceBuffer. Include this header before
+// cuda.h, never after.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_RUNTIME_CUDADRIVER_H
 #define MTC_RUNTIME_CUDADRIVER_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 // Opaque driver handles, declared exactly as cuda.h declares them (global
 // incomplete structs) so that the handle types are the same types.
@@ -216,17 +222,23 @@ llvm::Error runtimeError(const llvm::Twine &message, cu::CUresult result = 0);
 /// RuntimeErrors and keep their CUresult; other errors become RuntimeErrors).
 llvm::Error withContext(llvm::Error err, const llvm::Twine &context);
 
+/// The CUresult that `err` carries: 0 for success and for errors that are not
+/// RuntimeErrors. `err` is left as it was (still to be handled).
+cu::CUresult resultOf(llvm::Error &err);
+
 /// "2.0 GiB", "512.0 MiB", "12.0 KiB", "100 B".
 std::string formatBytes(int64_t bytes);
 
-/// The driver's entry points, resolved from the loaded library.
-struct CudaDriver {
-#define MTC_CUDA_DECLARE(name, ...)                                            \
-  using name##_fn = cu::CUresult (*)(__VA_ARGS__);                             \
-  name##_fn name = nullptr;
-  MTC_CUDA_REQUIRED_FUNCTIONS(MTC_CUDA_DECLARE)
-  MTC_CUDA_OPTIONAL_FUNCTIONS(MTC_CUDA_DECLARE)
-#undef MTC_CUDA_DECLARE
+/// The loaded driver: its entry points, resolved from the library, are
+/// private to the driver layer; everything else calls the checked
+/// operations below.
+class CudaDriver {
+public:
+#define MTC_CUDA_DECLARE_TYPE(name, ...)                                       \
+  using name##_fn = cu::CUresult (*)(__VA_ARGS__);
+  MTC_CUDA_REQUIRED_FUNCTIONS(MTC_CUDA_DECLARE_TYPE)
+  MTC_CUDA_OPTIONAL_FUNCTIONS(MTC_CUDA_DECLARE_TYPE)
+#undef MTC_CUDA_DECLARE_TYPE
 
   /// The path the library was opened with.
   std::string path;
@@ -242,168 +254,184 @@ struct CudaDriver {
   std::string describe(cu::CUresult r) const;
   /// Success, or a RuntimeError "<call> failed: <name> (<description>)".
   llvm::Error check(cu::CUresult r, llvm::StringRef call) const;
-  /// cuEventElapsedTime_v2 if the driver has it, else cuEventElapsedTime.
-  cu::CUresult elapsedTime(float *ms, cu::CUevent start, cu::CUevent end) const;
-};
 
-/// What identifies a GPU for the tuning cache, found without creating a
-/// context (cheap enough for a cached re-run).
-struct DeviceIdentity {
-  std::string name;              // "NVIDIA H200"
-  std::string computeCapability; // "9.0"
-  std::string driver;            // "13.0"
-};
-llvm::Expected<DeviceIdentity> identifyDevice(int ordinal = 0);
+  //===--------------------------------------------------------------------===//
+  // Checked operations, one per entry point (Stream, Event, Graph and
+  // ContextScope below wrap the rest).
+  //===--------------------------------------------------------------------===//
 
-/// A GPU: the driver, the device's primary context (made current on the
-/// calling thread) and a stream that everything mtc launches goes to. The
-/// stream is a blocking one, so the driver's synchronous copies and memsets
-/// are ordered with the work on it.
-class Device {
-public:
-  /// Initialises the driver and opens device `ordinal`.
-  static llvm::Expected<std::unique_ptr<Device>> open(int ordinal = 0);
-  /// The context current on the calling thread (a framework's, such as
-  /// PyTorch's), borrowed: it is neither retained nor released, and no
-  /// stream is created (stream() is the context's default stream, which
-  /// work on the Device only uses while loading). Fails if no context is
-  /// current.
-  static llvm::Expected<std::unique_ptr<Device>> attachCurrent();
-  ~Device();
-  Device(const Device &) = delete;
-  Device &operator=(const Device &) = delete;
+  /// cuInit(0).
+  llvm::Error init() const;
+  /// The CUDA version of the driver (13000 = 13.0).
+  llvm::Expected<int> driverVersion() const;
+  llvm::Expected<int> deviceCount() const;
+  llvm::Expected<cu::CUdevice> deviceGet(int ordinal) const;
+  llvm::Expected<std::string> deviceName(cu::CUdevice dev) const;
+  llvm::Expected<int> deviceAttribute(cu::CUdevice dev,
+                                      cu::CUdevice_attribute attr) const;
+  llvm::Expected<int64_t> deviceTotalMemory(cu::CUdevice dev) const;
 
-  const CudaDriver &driver() const { return drv; }
-  cu::CUstream stream() const { return strm; }
-  cu::CUcontext context() const { return ctx; }
-  int ordinal() const { return ord; }
+  llvm::Expected<cu::CUcontext> retainPrimaryContext(cu::CUdevice dev) const;
+  llvm::Error releasePrimaryContext(cu::CUdevice dev) const;
+  llvm::Error setCurrentContext(cu::CUcontext ctx) const;
+  /// The context current on the calling thread, or null.
+  llvm::Expected<cu::CUcontext> currentContext() const;
+  /// The device of the current context.
+  llvm::Expected<cu::CUdevice> currentDevice() const;
+  /// Waits for all work in the current context.
+  llvm::Error synchronizeContext() const;
+  /// Waits for `stream` (null: the legacy default stream).
+  llvm::Error synchronizeStream(cu::CUstream stream) const;
 
-  /// "NVIDIA H200".
-  const std::string &name() const { return devName; }
-  /// Compute capability, e.g. {9, 0}.
-  int computeMajor() const { return ccMajor; }
-  int computeMinor() const { return ccMinor; }
-  /// "sm_90".
-  std::string arch() const;
-  /// The driver's CUDA version as cuDriverGetVersion gives it (13000 = 13.0).
-  int driverVersion() const { return drvVersion; }
-  /// "13.0".
-  std::string driverVersionString() const;
-  int smCount() const { return sms; }
-  int64_t l2Bytes() const { return l2; }
-  int64_t totalMemory() const { return totalMem; }
+  /// JIT-compiles the NUL-terminated PTX `image` with verbose logging; the
+  /// info log goes to `infoLog`. A failure's message carries the error log
+  /// (or else the info log) after the driver's error.
+  llvm::Expected<cu::CUmodule> loadModule(const char *image,
+                                          std::string &infoLog) const;
+  llvm::Error unloadModule(cu::CUmodule mod) const;
+  /// The entry `name`; CUDA_ERROR_NOT_FOUND if the module lacks it.
+  llvm::Expected<cu::CUfunction> moduleFunction(cu::CUmodule mod,
+                                                const char *name) const;
+  llvm::Expected<int> functionAttribute(cu::CUfunction fn,
+                                        cu::CUfunction_attribute attr) const;
+  /// Allows launches of `fn` with `bytes` of dynamic shared memory.
+  llvm::Error setMaxDynamicShared(cu::CUfunction fn, int bytes) const;
+  /// The sizes of `fn`'s first parameters as the PTX declares them, asking
+  /// for at most `max` (cuFuncGetParamInfo, CUDA 12.4+). `complete` says the
+  /// list is known: the driver said there is no further parameter, or `max`
+  /// were found. Any other answer stops the list there, incomplete; without
+  /// the entry point (older drivers) it is empty and incomplete.
+  struct ParamSizes {
+    std::vector<size_t> sizes;
+    bool complete = false;
+  };
+  ParamSizes parameterSizes(cu::CUfunction fn, unsigned max) const;
+  llvm::Expected<int> maxActiveBlocksPerSM(cu::CUfunction fn, int threads,
+                                           size_t dynamicShared) const;
+
+  /// Free device memory in bytes.
   llvm::Expected<int64_t> freeMemory() const;
+  llvm::Expected<cu::CUdeviceptr> memAlloc(size_t bytes) const;
+  llvm::Error memFree(cu::CUdeviceptr ptr) const;
+  /// Synchronous copies and fills (ordered with work on blocking streams).
+  llvm::Error copyHostToDevice(cu::CUdeviceptr dst, const void *src,
+                               size_t bytes) const;
+  llvm::Error copyDeviceToHost(void *dst, cu::CUdeviceptr src,
+                               size_t bytes) const;
+  llvm::Error copyDeviceToDevice(cu::CUdeviceptr dst, cu::CUdeviceptr src,
+                                 size_t bytes) const;
+  llvm::Error memsetD8(cu::CUdeviceptr dst, uint8_t value, size_t bytes) const;
 
-  /// Launch limits.
-  int maxThreadsPerBlock() const { return maxThreads; }
-  int maxBlockDim(unsigned i) const { return maxBlock[i]; }
-  int64_t maxGridDim(unsigned i) const { return maxGrid[i]; }
-  /// Shared memory a block may use without opting in (48 KiB), and with.
-  int64_t maxSharedPerBlock() const { return maxShared; }
-  int64_t maxSharedPerBlockOptin() const { return maxSharedOptin; }
+  /// The geometry of a kernel launch.
+  struct LaunchConfig {
+    std::array<unsigned, 3> grid = {1, 1, 1}, block = {1, 1, 1};
+    unsigned dynamicShared = 0;
+  };
+  /// Enqueues `fn` on `stream`; `params` points to each parameter's value.
+  llvm::Error launchKernel(cu::CUfunction fn, const LaunchConfig &config,
+                           cu::CUstream stream, void **params) const;
 
-  /// Makes the primary context current on the calling thread.
-  llvm::Error makeCurrent() const;
-  /// Waits for the stream.
+private:
+  friend class Stream;
+  friend class Event;
+  friend class Graph;
+  friend class ContextScope;
+#define MTC_CUDA_DECLARE_POINTER(name, ...) name##_fn name = nullptr;
+  MTC_CUDA_REQUIRED_FUNCTIONS(MTC_CUDA_DECLARE_POINTER)
+  MTC_CUDA_OPTIONAL_FUNCTIONS(MTC_CUDA_DECLARE_POINTER)
+#undef MTC_CUDA_DECLARE_POINTER
+};
+
+//===----------------------------------------------------------------------===//
+// Driver objects with lifetimes
+//===----------------------------------------------------------------------===//
+
+/// A stream mtc created, destroyed with the object (whoever owns it waits
+/// for it first). Empty when default-constructed: handle() is then null,
+/// which the driver takes for the legacy default stream.
+class Stream {
+public:
+  Stream() = default;
+  static llvm::Expected<Stream> create(const CudaDriver &drv,
+                                       unsigned flags = cu::CU_STREAM_DEFAULT);
+  Stream(Stream &&other) noexcept { *this = std::move(other); }
+  Stream &operator=(Stream &&other) noexcept;
+  ~Stream() { reset(); }
+
+  cu::CUstream handle() const { return stream; }
+  /// Destroys the stream now; the object becomes empty.
+  void reset();
+
+private:
+  const CudaDriver *drv = nullptr;
+  cu::CUstream stream = nullptr;
+};
+
+/// An event, destroyed with the object.
+class Event {
+public:
+  Event() = default;
+  static llvm::Expected<Event> create(const CudaDriver &drv);
+  Event(Event &&other) noexcept { *this = std::move(other); }
+  Event &operator=(Event &&other) noexcept;
+  ~Event();
+
+  llvm::Error record(cu::CUstream stream) const;
+  /// Waits until the work recorded before the event is done.
   llvm::Error synchronize() const;
-  /// drv.check.
-  llvm::Error check(cu::CUresult r, llvm::StringRef call) const {
-    return drv.check(r, call);
+  /// Milliseconds between two completed events (cuEventElapsedTime_v2 when
+  /// the driver has it, else cuEventElapsedTime).
+  static llvm::Expected<float> elapsedMillis(const Event &start,
+                                             const Event &end);
+
+private:
+  const CudaDriver *drv = nullptr;
+  cu::CUevent event = nullptr;
+};
+
+/// A CUDA graph captured from a stream and instantiated; the graph and its
+/// executable are destroyed with the object.
+class Graph {
+public:
+  /// Captures what `enqueue` launches on `stream` (thread-local capture) and
+  /// instantiates it. The capture ends even if `enqueue` fails, whose error
+  /// is then returned, so the stream never stays in capture mode.
+  static llvm::Expected<Graph>
+  capture(const CudaDriver &drv, cu::CUstream stream,
+          llvm::function_ref<llvm::Error()> enqueue);
+  Graph(Graph &&other) noexcept { *this = std::move(other); }
+  Graph &operator=(Graph &&other) noexcept;
+  ~Graph() { reset(); }
+
+  llvm::Error launch(cu::CUstream stream) const;
+
+private:
+  Graph() = default;
+  void reset();
+  const CudaDriver *drv = nullptr;
+  cu::CUgraph graph = nullptr;
+  cu::CUgraphExec exec = nullptr;
+};
+
+/// Makes a context current on the calling thread for the scope's lifetime if
+/// another one is: pushed on entry, popped on exit. When it already is current
+/// (as a framework such as PyTorch keeps its device's primary context), this
+/// is one cuCtxGetCurrent.
+class ContextScope {
+public:
+  static llvm::Expected<ContextScope> enter(const CudaDriver &drv,
+                                            cu::CUcontext ctx);
+  ContextScope(ContextScope &&other) noexcept
+      : drv(other.drv), pushed(other.pushed) {
+    other.pushed = false;
   }
+  ContextScope &operator=(ContextScope &&) = delete;
+  ~ContextScope();
 
 private:
-  explicit Device(const CudaDriver &drv) : drv(drv) {}
-  /// Reads the identity and limits of `dev` into this object.
-  llvm::Error query(cu::CUdevice device);
-
-  const CudaDriver &drv;
-  int ord = 0;
-  cu::CUdevice dev = 0;
-  cu::CUcontext ctx = nullptr;
-  cu::CUstream strm = nullptr;
-  bool ownsContext = false;
-  std::string devName;
-  int ccMajor = 0, ccMinor = 0, drvVersion = 0, sms = 0, maxThreads = 0;
-  int maxBlock[3] = {0, 0, 0};
-  int64_t maxGrid[3] = {0, 0, 0};
-  int64_t l2 = 0, totalMem = 0, maxShared = 0, maxSharedOptin = 0;
-};
-
-/// What the driver reports about a compiled kernel.
-struct FunctionAttributes {
-  int registers = 0;          // per thread
-  int localBytes = 0;         // per thread: spills and local arrays
-  int staticSharedBytes = 0;  // per block
-  int maxThreadsPerBlock = 0; // the most this kernel can launch with
-  int constBytes = 0;
-};
-
-/// A kernel in a loaded Module.
-struct Function {
-  cu::CUfunction handle = nullptr;
-  std::string name;
-  FunctionAttributes attributes;
-};
-
-/// PTX compiled by the driver's JIT for the device.
-class Module {
-public:
-  /// JIT-compiles `ptx`. A failure carries the JIT's error log verbatim.
-  static llvm::Expected<std::unique_ptr<Module>> load(Device &device,
-                                                      llvm::StringRef ptx);
-  ~Module();
-  Module(const Module &) = delete;
-  Module &operator=(const Module &) = delete;
-
-  /// The kernel `name` ("kernel 'x' is not in the PTX" if missing) with its
-  /// attributes.
-  llvm::Expected<Function> getFunction(llvm::StringRef name) const;
-  /// The JIT's info log (with verbose logging: registers, spills, shared
-  /// memory per kernel).
-  llvm::StringRef infoLog() const { return info; }
-  cu::CUmodule handle() const { return mod; }
-
-private:
-  Module(Device &device, cu::CUmodule mod, std::string info)
-      : device(device), mod(mod), info(std::move(info)) {}
-
-  Device &device;
-  cu::CUmodule mod;
-  std::string info;
-};
-
-/// Device memory, freed on destruction.
-class DeviceBuffer {
-public:
-  DeviceBuffer() = default;
-  /// Allocates `bytes` (at least 1) for the buffer called `name`; running out
-  /// of memory says how much was needed and how much is free.
-  static llvm::Expected<DeviceBuffer> allocate(Device &device, int64_t bytes,
-                                               llvm::StringRef name);
-  DeviceBuffer(DeviceBuffer &&other) noexcept;
-  DeviceBuffer &operator=(DeviceBuffer &&other) noexcept;
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer();
-
-  cu::CUdeviceptr ptr() const { return p; }
-  int64_t bytes() const { return size; }
-  const std::string &name() const { return bufName; }
-
-  /// Synchronous copies of the first `bytes` bytes (all if -1).
-  llvm::Error copyFromHost(const void *src, int64_t bytes = -1);
-  llvm::Error copyToHost(void *dst, int64_t bytes = -1) const;
-  llvm::Error copyFrom(const DeviceBuffer &src);
-  /// Sets every byte to `value`.
-  llvm::Error fill(uint8_t value);
-
-private:
-  void release();
-
-  Device *device = nullptr;
-  cu::CUdeviceptr p = 0;
-  int64_t size = 0;
-  std::string bufName;
+  explicit ContextScope(const CudaDriver &drv) : drv(&drv) {}
+  const CudaDriver *drv;
+  bool pushed = false;
 };
 
 } // namespace mtc

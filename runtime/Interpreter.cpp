@@ -1,24 +1,20 @@
 //===- Interpreter.cpp - fp64 reference interpreter of graphs -------------===//
 //
-// See Interpreter.h. A value of the graph is a TensorView: a shape and element
-// strides over either an input's encoded elements or a materialized buffer of
-// doubles. Elementwise ops gather their operands chunk by chunk through the
-// strides (which also express broadcasting and transposes); linear and matmul
-// share one blocked, multi-threaded kernel.
+// See Interpreter.h. A value of the graph is a TensorView (ReferenceKernels.h):
+// a shape and element strides over either an input's encoded elements or a
+// materialized buffer of doubles. Elementwise ops gather their operands chunk
+// by chunk through the strides (which also express broadcasting and
+// transposes); linear and matmul share one blocked, multi-threaded kernel
+// (ReferenceLinear.cpp). compare() is in Comparison.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "runtime/Interpreter.h"
+#include "runtime/ReferenceKernels.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <cstring>
-#include <limits>
-#include <memory>
 #include <string>
 #include <thread>
 
@@ -30,229 +26,12 @@ using mlir::Operation;
 using mlir::RankedTensorType;
 
 namespace mtc {
+using namespace ref;
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Tensor views
-//===----------------------------------------------------------------------===//
-
-using Strides = llvm::SmallVector<int64_t, 4>;
-
-/// A value of the graph: element (i_0, ..., i_r-1) of `shape` is element
-/// sum(i_d * strides[d]) of the storage, which is either an input's encoded
-/// elements (`encoded`, not owned) or materialized doubles (`doubles`).
-struct TensorView {
-  DType dtype = DType::F32; ///< The value's element type in the graph.
-  Shape shape;
-  Strides strides;
-  const HostTensor *encoded = nullptr;
-  std::shared_ptr<const std::vector<double>> doubles;
-};
-
-Strides rowMajorStrides(ArrayRef<int64_t> shape) {
-  Strides s(shape.size());
-  int64_t stride = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    s[d] = stride;
-    stride *= shape[d];
-  }
-  return s;
-}
-
-int64_t product(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
-
-TensorView viewOf(const HostTensor &t) {
-  TensorView v;
-  v.dtype = t.dtype;
-  v.shape = t.shape;
-  v.strides = rowMajorStrides(t.shape);
-  v.encoded = &t;
-  return v;
-}
-
-TensorView viewOf(DType dtype, ArrayRef<int64_t> shape,
-                  std::vector<double> data) {
-  TensorView v;
-  v.dtype = dtype;
-  v.shape.assign(shape.begin(), shape.end());
-  v.strides = rowMajorStrides(shape);
-  v.doubles = std::make_shared<const std::vector<double>>(std::move(data));
-  return v;
-}
-
-/// The strides that read `t` as if broadcast to `shape` (numpy rules; the
-/// shapes are known to be compatible).
-Strides broadcastStrides(const TensorView &t, ArrayRef<int64_t> shape) {
-  Strides s(shape.size(), 0);
-  size_t lead = shape.size() - t.shape.size();
-  for (size_t d = 0; d < t.shape.size(); ++d)
-    s[lead + d] = t.shape[d] == 1 ? 0 : t.strides[d];
-  return s;
-}
-
-//===----------------------------------------------------------------------===//
-// Element readers: the same decoding as HostTensor::get, with the switch on
-// the element type hoisted out of the loops.
-//===----------------------------------------------------------------------===//
-
-struct DoubleReader {
-  const double *p;
-  double operator()(int64_t i) const { return p[i]; }
-};
-struct I8Reader {
-  const uint8_t *p;
-  double operator()(int64_t i) const { return double(int8_t(p[i])); }
-};
-struct F16Reader {
-  const uint8_t *p;
-  double operator()(int64_t i) const {
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return halfToFloat(h);
-  }
-};
-struct BF16Reader {
-  const uint8_t *p;
-  double operator()(int64_t i) const {
-    uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    return bf16ToFloat(h);
-  }
-};
-struct F32Reader {
-  const uint8_t *p;
-  double operator()(int64_t i) const {
-    float f;
-    std::memcpy(&f, p + 4 * i, 4);
-    return f;
-  }
-};
-
-/// Calls `fn` with the reader of `t`'s storage.
-template <typename Fn> void withReader(const TensorView &t, Fn &&fn) {
-  if (t.doubles) {
-    fn(DoubleReader{t.doubles->data()});
-    return;
-  }
-  const uint8_t *p = t.encoded->data.data();
-  switch (t.encoded->dtype) {
-  case DType::I8:
-    fn(I8Reader{p});
-    return;
-  case DType::F16:
-    fn(F16Reader{p});
-    return;
-  case DType::BF16:
-    fn(BF16Reader{p});
-    return;
-  case DType::F32:
-    fn(F32Reader{p});
-    return;
-  }
-}
-
-/// Writes the row-major elements [begin, end) of the index space `shape`,
-/// read through `strides`, to `dst`.
-template <typename Reader>
-void gatherRange(const Reader &read, ArrayRef<int64_t> shape,
-                 ArrayRef<int64_t> strides, int64_t begin, int64_t end,
-                 double *dst) {
-  size_t last = shape.size() - 1;
-  Strides idx(shape.size());
-  int64_t offset = 0, rest = begin;
-  for (size_t d = shape.size(); d-- > 0;) {
-    idx[d] = rest % shape[d];
-    rest /= shape[d];
-    offset += idx[d] * strides[d];
-  }
-  for (int64_t i = begin; i < end;) {
-    int64_t run = std::min(shape[last] - idx[last], end - i);
-    int64_t o = offset;
-    for (int64_t j = 0; j < run; ++j, o += strides[last])
-      *dst++ = read(o);
-    i += run;
-    idx[last] += run;
-    offset += run * strides[last];
-    for (size_t d = last; d > 0 && idx[d] == shape[d]; --d) {
-      offset += strides[d - 1] - idx[d] * strides[d];
-      idx[d] = 0;
-      ++idx[d - 1];
-    }
-  }
-}
-
-/// Row-major elements [begin, end) of `t` broadcast to `shape`.
-void gather(const TensorView &t, ArrayRef<int64_t> shape, int64_t begin,
-            int64_t end, double *dst) {
-  Strides strides = broadcastStrides(t, shape);
-  withReader(t, [&](const auto &read) {
-    gatherRange(read, shape, strides, begin, end, dst);
-  });
-}
-
-//===----------------------------------------------------------------------===//
-// Threads
-//===----------------------------------------------------------------------===//
-
-/// Number of threads that run `numTasks` tasks.
-unsigned workerCount(int64_t numTasks, unsigned threads) {
-  return unsigned(std::max<int64_t>(1, std::min<int64_t>(threads, numTasks)));
-}
-
-/// Runs fn(task, worker) for every task in [0, numTasks) on
-/// workerCount(numTasks, threads) threads; each task runs on one thread.
-void parallelFor(int64_t numTasks, unsigned threads,
-                 llvm::function_ref<void(int64_t, unsigned)> fn) {
-  unsigned workers = workerCount(numTasks, threads);
-  if (workers == 1) {
-    for (int64_t t = 0; t < numTasks; ++t)
-      fn(t, 0);
-    return;
-  }
-  std::atomic<int64_t> next{0};
-  auto work = [&](unsigned worker) {
-    for (int64_t t; (t = next.fetch_add(1)) < numTasks;)
-      fn(t, worker);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned w = 1; w < workers; ++w)
-    pool.emplace_back(work, w);
-  work(0);
-  for (std::thread &t : pool)
-    t.join();
-}
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops
 //===----------------------------------------------------------------------===//
-
-constexpr int64_t kChunk = 1 << 14;
-
-/// Materializes `n` elements: fn(begin, end, dst) fills elements [begin, end)
-/// of the result; chunks run in parallel.
-template <typename Fn>
-std::vector<double> materializeChunks(int64_t n, unsigned threads, Fn fn) {
-  std::vector<double> out(static_cast<size_t>(n));
-  int64_t tasks = (n + kChunk - 1) / kChunk;
-  parallelFor(tasks, threads, [&](int64_t t, unsigned) {
-    int64_t begin = t * kChunk, end = std::min(n, begin + kChunk);
-    fn(begin, end, out.data() + begin);
-  });
-  return out;
-}
-
-/// The elements of `t`, row-major.
-std::vector<double> materialize(const TensorView &t, unsigned threads) {
-  return materializeChunks(product(t.shape), threads,
-                           [&](int64_t begin, int64_t end, double *dst) {
-                             gather(t, t.shape, begin, end, dst);
-                           });
-}
 
 template <typename Fn>
 TensorView mapUnary(const TensorView &a, DType dtype, unsigned threads, Fn fn) {
@@ -278,120 +57,6 @@ TensorView mapBinary(const TensorView &a, const TensorView &b, DType dtype,
                                     for (int64_t i = 0; i < end - begin; ++i)
                                       dst[i] = fn(dst[i], rhs[size_t(i)]);
                                   }));
-}
-
-//===----------------------------------------------------------------------===//
-// linear / matmul
-//===----------------------------------------------------------------------===//
-
-// Blocking of out[R, N] = x[R, K] * w[N, K]^T. A task computes a block of
-// kMC rows by kNB columns; it decodes its kNB rows of w once into panels of
-// kNR columns ([k][kNR] each) and sweeps K in slices of kKC, keeping a
-// kMR x kNR tile of sums in registers. The task grid does not depend on the
-// thread count, and every sum runs over k in increasing order, so the results
-// are the same for every thread count.
-constexpr int64_t kMR = 4, kNR = 4, kNB = 64, kMC = 64, kKC = 256;
-
-/// Two doubles; GCC and Clang lower arithmetic on it to SIMD instructions.
-typedef double Double2 __attribute__((vector_size(16)));
-
-/// c[i][j] += sum over k < kLen of x[i][k] * w[k][j] (k increasing) for the
-/// full kMR x kNR tile.
-inline void tileFull(const double *x, int64_t ldx, const double *w,
-                     int64_t kLen, double *c, int64_t ldc) {
-  constexpr int64_t kV = kNR / 2;
-  Double2 acc[kMR][kV];
-  for (int64_t i = 0; i < kMR; ++i)
-    for (int64_t j = 0; j < kV; ++j)
-      std::memcpy(&acc[i][j], c + i * ldc + 2 * j, sizeof(Double2));
-  for (int64_t k = 0; k < kLen; ++k) {
-    Double2 wk[kV];
-    std::memcpy(wk, w + k * kNR, sizeof(wk));
-    for (int64_t i = 0; i < kMR; ++i) {
-      double xv = x[i * ldx + k];
-      Double2 xb = {xv, xv};
-      for (int64_t j = 0; j < kV; ++j)
-        acc[i][j] += xb * wk[j];
-    }
-  }
-  for (int64_t i = 0; i < kMR; ++i)
-    for (int64_t j = 0; j < kV; ++j)
-      std::memcpy(c + i * ldc + 2 * j, &acc[i][j], sizeof(Double2));
-}
-
-/// The same for an mr x nr corner tile.
-inline void tilePartial(const double *x, int64_t ldx, const double *w,
-                        int64_t kLen, double *c, int64_t ldc, int64_t mr,
-                        int64_t nr) {
-  for (int64_t i = 0; i < mr; ++i)
-    for (int64_t j = 0; j < nr; ++j) {
-      double acc = c[i * ldc + j];
-      for (int64_t k = 0; k < kLen; ++k)
-        acc += x[i * ldx + k] * w[k * kNR + j];
-      c[i * ldc + j] = acc;
-    }
-}
-
-/// One task: rows [m0, m0 + mm) and columns [n0, n0 + nn) of `out`.
-/// `panels` holds K * kNB doubles.
-void linearBlock(const double *x, int64_t K, const TensorView &w, int64_t sN,
-                 int64_t sK, int64_t n0, int64_t nn, int64_t m0, int64_t mm,
-                 double *out, int64_t N, double *panels) {
-  int64_t numPanels = (nn + kNR - 1) / kNR;
-  withReader(w, [&](const auto &read) {
-    for (int64_t p = 0; p < numPanels; ++p) {
-      double *panel = panels + p * K * kNR;
-      for (int64_t j = 0; j < kNR; ++j) {
-        int64_t n = p * kNR + j;
-        if (n >= nn) {
-          for (int64_t k = 0; k < K; ++k)
-            panel[k * kNR + j] = 0;
-          continue;
-        }
-        int64_t base = (n0 + n) * sN;
-        for (int64_t k = 0; k < K; ++k)
-          panel[k * kNR + j] = read(base + k * sK);
-      }
-    }
-  });
-  for (int64_t k0 = 0; k0 < K; k0 += kKC) {
-    int64_t kLen = std::min(kKC, K - k0);
-    for (int64_t p = 0; p < numPanels; ++p) {
-      const double *wp = panels + p * K * kNR + k0 * kNR;
-      int64_t nr = std::min(kNR, nn - p * kNR);
-      for (int64_t m = m0; m < m0 + mm; m += kMR) {
-        int64_t mr = std::min(kMR, m0 + mm - m);
-        const double *xp = x + m * K + k0;
-        double *c = out + m * N + n0 + p * kNR;
-        if (mr == kMR && nr == kNR)
-          tileFull(xp, K, wp, kLen, c, N);
-        else
-          tilePartial(xp, K, wp, kLen, c, N, mr, nr);
-      }
-    }
-  }
-}
-
-/// out[r][n] = sum over k of x[r][k] * w(n, k), where x is R x K row-major
-/// and w(n, k) is element n * sN + k * sK of `w`'s storage.
-std::vector<double> linearKernel(const double *x, int64_t R, int64_t K,
-                                 const TensorView &w, int64_t N, int64_t sN,
-                                 int64_t sK, unsigned threads) {
-  std::vector<double> out(size_t(R * N), 0.0);
-  int64_t nBlocks = (N + kNB - 1) / kNB, mBlocks = (R + kMC - 1) / kMC;
-  int64_t tasks = nBlocks * mBlocks;
-  std::vector<std::vector<double>> panels(workerCount(tasks, threads));
-  parallelFor(tasks, threads, [&](int64_t t, unsigned worker) {
-    // Consecutive tasks share their rows of w (kept warm in the shared cache).
-    int64_t nb = t / mBlocks, mb = t % mBlocks;
-    std::vector<double> &buf = panels[worker];
-    if (buf.empty())
-      buf.resize(size_t(K * kNB));
-    linearBlock(x, K, w, sN, sK, nb * kNB, std::min(kNB, N - nb * kNB),
-                mb * kMC, std::min(kMC, R - mb * kMC), out.data(), N,
-                buf.data());
-  });
-  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -669,53 +334,6 @@ interpretGraph(graph::FuncOp func, ArrayRef<HostTensor> inputs,
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
   return Interpreter(threads).run(func, inputs);
-}
-
-//===----------------------------------------------------------------------===//
-// Comparison
-//===----------------------------------------------------------------------===//
-
-bool Comparison::passed(double tol) const {
-  return nonFinite == 0 && maxRelErr <= tol;
-}
-
-Comparison compare(const HostTensor &out, const RefTensor &ref) {
-  Comparison c;
-  int64_t n = out.numElements();
-  if (ArrayRef<int64_t>(out.shape) != ArrayRef<int64_t>(ref.shape) ||
-      ref.data.size() != size_t(n) ||
-      out.data.size() != size_t(n) * dtypeBytes(out.dtype)) {
-    double inf = std::numeric_limits<double>::infinity();
-    c.maxAbsErr = c.maxRelErr = c.l2RelErr = inf;
-    return c;
-  }
-  double sumSqErr = 0, sumSqRef = 0;
-  int64_t worstFinite = -1, firstBad = -1;
-  for (int64_t i = 0; i < n; ++i) {
-    double o = out.get(i), r = ref.data[size_t(i)];
-    if (!std::isfinite(r) || !std::isfinite(o)) {
-      bool same = std::isnan(r) ? std::isnan(o) : o == r;
-      if (!same && c.nonFinite++ == 0)
-        firstBad = i;
-      continue;
-    }
-    double err = std::fabs(o - r);
-    if (worstFinite < 0 || err > c.maxAbsErr) {
-      c.maxAbsErr = err;
-      worstFinite = i;
-    }
-    c.maxAbsRef = std::max(c.maxAbsRef, std::fabs(r));
-    sumSqErr += err * err;
-    sumSqRef += r * r;
-  }
-  c.maxRelErr =
-      c.maxAbsErr / std::max(c.maxAbsRef, std::numeric_limits<double>::min());
-  if (sumSqRef > 0)
-    c.l2RelErr = std::sqrt(sumSqErr) / std::sqrt(sumSqRef);
-  else
-    c.l2RelErr = sumSqErr > 0 ? std::numeric_limits<double>::infinity() : 0;
-  c.worstIndex = firstBad >= 0 ? firstBad : worstFinite;
-  return c;
 }
 
 } // namespace mtc

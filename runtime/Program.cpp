@@ -135,49 +135,36 @@ Error Program::checkKernel(unsigned k, Kernel &kernel) const {
         "{} needs {} bytes of shared memory per block but {} allows at most {}",
         where, total, dev.name(), dev.maxSharedPerBlockOptin()));
   if (total > dev.maxSharedPerBlock())
-    if (Error e =
-            dev.check(drv.cuFuncSetAttribute(
-                          kernel.fn.handle,
-                          cu::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                          int(dynamic)),
-                      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
+    if (Error e = drv.setMaxDynamicShared(kernel.fn.handle, int(dynamic)))
       return withContext(std::move(e), where);
-  kernel.dynamicShared = unsigned(dynamic);
+  for (unsigned i = 0; i < 3; ++i) {
+    kernel.launch.grid[i] = unsigned(info.grid[i]);
+    kernel.launch.block[i] = unsigned(info.block[i]);
+  }
+  kernel.launch.dynamicShared = unsigned(dynamic);
 
   // Every parameter is a device pointer. Drivers for CUDA 12.4+ can tell how
   // many parameters the PTX entry takes and how large they are; any answer
-  // other than "yes" or "no such parameter" skips the check.
-  if (drv.cuFuncGetParamInfo) {
-    size_t expected = kernel.params.size(), actual = 0;
-    bool known = true;
-    for (; actual <= kMaxParams; ++actual) {
-      size_t offset = 0, size = 0;
-      cu::CUresult r =
-          drv.cuFuncGetParamInfo(kernel.fn.handle, actual, &offset, &size);
-      if (r == cu::CUDA_ERROR_INVALID_VALUE)
-        break;
-      if (r != cu::CUDA_SUCCESS) {
-        known = false;
-        break;
-      }
-      if (actual < expected && size != sizeof(cu::CUdeviceptr))
-        return runtimeError(fmt::format(
-            "parameter {} of {} is {} bytes in the PTX; mtc passes 8-byte "
-            "pointers",
-            actual, where, size));
-    }
-    if (known && actual != expected)
+  // other than "yes" or "no such parameter" skips the rest of the check.
+  size_t expected = kernel.params.size();
+  CudaDriver::ParamSizes actual =
+      drv.parameterSizes(kernel.fn.handle, kMaxParams + 1);
+  for (size_t i = 0; i < actual.sizes.size() && i < expected; ++i)
+    if (actual.sizes[i] != sizeof(cu::CUdeviceptr))
       return runtimeError(fmt::format(
-          "{} takes {} parameters in the PTX but the manifest passes {}", where,
-          actual, expected));
-  }
+          "parameter {} of {} is {} bytes in the PTX; mtc passes 8-byte "
+          "pointers",
+          i, where, actual.sizes[i]));
+  if (actual.complete && actual.sizes.size() != expected)
+    return runtimeError(fmt::format(
+        "{} takes {} parameters in the PTX but the manifest passes {}", where,
+        actual.sizes.size(), expected));
   return Error::success();
 }
 
 Error Program::launch(unsigned k, ArrayRef<cu::CUdeviceptr> ptrs,
                       cu::CUstream stream) const {
   const Kernel &kernel = kernels[k];
-  const KernelInfo &info = man.kernels[k];
   // The driver reads each parameter through a pointer to its value; both
   // live on the stack (load() bounds their number).
   std::array<cu::CUdeviceptr, kMaxParams> values;
@@ -187,15 +174,12 @@ Error Program::launch(unsigned k, ArrayRef<cu::CUdeviceptr> ptrs,
     values[i] = ptrs[kernel.params[i]];
     params[i] = &values[i];
   }
-  cu::CUresult r = dev.driver().cuLaunchKernel(
-      kernel.fn.handle, unsigned(info.grid[0]), unsigned(info.grid[1]),
-      unsigned(info.grid[2]), unsigned(info.block[0]), unsigned(info.block[1]),
-      unsigned(info.block[2]), kernel.dynamicShared, stream,
-      n ? params.data() : nullptr, nullptr);
-  if (r == cu::CUDA_SUCCESS)
-    return Error::success();
-  return withContext(dev.check(r, "cuLaunchKernel"),
-                     fmt::format("kernel '{}' failed", info.name));
+  Error e = dev.driver().launchKernel(kernel.fn.handle, kernel.launch, stream,
+                                      n ? params.data() : nullptr);
+  if (!e)
+    return e;
+  return withContext(std::move(e),
+                     fmt::format("kernel '{}' failed", man.kernels[k].name));
 }
 
 } // namespace mtc

@@ -14,7 +14,7 @@
 #ifndef MTC_RUNTIME_PROGRAM_H
 #define MTC_RUNTIME_PROGRAM_H
 
-#include "runtime/CudaDriver.h"
+#include "runtime/Device.h"
 #include "runtime/Manifest.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -58,7 +58,7 @@ private:
   struct Kernel {
     Function fn;
     std::vector<unsigned> params; // buffer indices, in parameter order
-    unsigned dynamicShared = 0;
+    CudaDriver::LaunchConfig launch;
   };
 
   Program(Device &device, const Manifest &manifest)

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "runtime/CudaDriver.h"
 #include "runtime/Executor.h"
+#include "runtime/ReadBandwidth.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"

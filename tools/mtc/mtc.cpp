@@ -1,4 +1,4 @@
-//===- mtc.cpp - The mtc command line --------------------------------------===//
+//===- mtc.cpp - The mtc command line -------------------------------------===//
 //
 //   mtc compile FILE [-o DIR] [--dump-dir DIR] [--emit=STAGE] [--arch sm_90]
 //   mtc run FILE [--check] [--seed N]
@@ -13,10 +13,12 @@
 #include "compiler/Compiler.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/Input.h"
+#include "compiler/Output.h"
 #include "compiler/Ptx.h"
+#include "compiler/Targets.h"
 #include "compiler/Version.h"
-#include "runtime/Executor.h"
-#include "runtime/Interpreter.h"
+#include "runtime/GraphRunner.h"
+#include "runtime/ReadBandwidth.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -148,133 +150,40 @@ int fail(int code, const llvm::Twine &msg) {
   return code;
 }
 
-/// Input errors are the user's (exit 1); everything else is the
-/// environment's or mtc's (exit 2).
+/// Input errors are the user's (exit 1), reported ones too; everything else
+/// is the environment's or mtc's (exit 2).
 int failWith(llvm::Error err) {
+  if (err.isA<ReportedError>()) {
+    // Located diagnostics said it all.
+    llvm::consumeError(std::move(err));
+    return kUserError;
+  }
   int code = err.isA<InputError>() ? kUserError : kInternalError;
   return fail(code, llvm::toString(std::move(err)));
 }
 
-/// The parsed input: context, source manager with the diagnostic handler,
-/// and the module of graph.funcs.
+/// The command's graphs (compiler/Targets.h) from the flags, with the
+/// --schedule flags and the GPU, opened when something has to run.
 struct Input {
-  MLIRContext ctx;
-  llvm::SourceMgr sm;
-  std::unique_ptr<ClippingDiagnosticHandler> handler;
-  Input() : ctx(MLIRContext::Threading::DISABLED) {
-    DialectRegistry registry;
-    registerCompilerDialects(registry);
-    ctx.appendDialectRegistry(registry);
-    ctx.loadAllAvailableDialects();
-    handler = std::make_unique<ClippingDiagnosticHandler>(sm, &ctx,
-                                                          llvm::errs());
-  }
+  TargetSet set{llvm::errs()};
+  std::map<unsigned, kernel::ScheduleParams> schedules;
+  LazyDevice device;
 
-  /// One graph to compile: with `--bind M=1,2,4`, one per graph and value.
-  struct Target {
-    graph::FuncOp graph;
-    std::string name;   // output file stem: "g", or "g.M4" for a bucket
-    int64_t bucket = 0; // the bucketed symbol's value, 0 if none
-  };
-  std::vector<OwningOpRef<ModuleOp>> modules;
-  std::vector<Target> targets;
-  /// The symbol bound to several values (buckets), and the other bindings.
-  std::string bucketSymbol;
-  std::vector<int64_t> bucketValues;
-  llvm::StringMap<int64_t> fixedBindings;
-
-  /// --bind NAME=V[,V...] (repeatable); values after a comma belong to the
-  /// name before them.
-  std::optional<int> parseBinds() {
-    std::string current;
-    std::map<std::string, std::vector<int64_t>> values;
-    for (const std::string &b : binds) {
-      StringRef text = b;
-      if (text.contains('=')) {
-        auto [name, v] = text.split('=');
-        current = name.str();
-        text = v;
-        if (name.empty())
-          return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
-                                      "'");
-      } else if (current.empty()) {
-        return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
-                                    "'");
-      }
-      int64_t v;
-      if (text.getAsInteger(10, v))
-        return fail(kUserError, "--bind expects NAME=N[,N...], got '" + b +
-                                    "'");
-      if (v <= 0)
-        return fail(kUserError, "--bind " + current + "=" + text +
-                                    ": dimensions must be positive");
-      values[current].push_back(v);
-    }
-    for (auto &[name, vs] : values) {
-      std::sort(vs.begin(), vs.end());
-      vs.erase(std::unique(vs.begin(), vs.end()), vs.end());
-      if (vs.size() == 1) {
-        fixedBindings[name] = vs[0];
-        continue;
-      }
-      if (!bucketSymbol.empty())
-        return fail(kUserError, "--bind: only one symbol may take several "
-                                "values (" + bucketSymbol + " and " + name +
-                                    ")");
-      bucketSymbol = name;
-      bucketValues = vs;
-    }
-    return std::nullopt;
-  }
-
-  FrontendOptions frontendFor(int64_t bucket) const {
-    FrontendOptions fo;
-    for (auto &e : fixedBindings)
-      fo.bindings[e.getKey()] = e.getValue();
-    if (!bucketSymbol.empty())
-      fo.bindings[bucketSymbol] = bucket;
-    return fo;
-  }
-
-  /// Parses the graphs with `bucket` for the bucketed symbol; null after
-  /// reporting errors.
-  OwningOpRef<ModuleOp> parseAt(int64_t bucket) {
-    return loadGraphs(sm, &ctx, frontendFor(bucket));
-  }
+  using Target = TargetSet::Target;
+  std::vector<Target> &targets() { return set.targets(); }
+  const Bindings &bindings() const { return set.bindings(); }
 
   /// Reads and parses `path`; returns an exit code on failure.
   std::optional<int> load(StringRef path) {
-    if (std::optional<int> rc = parseBinds())
-      return rc;
-    auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/false,
-                                                     /*RequiresNullTerminator=*/
-                                                     true);
-    if (std::error_code ec = buffer.getError())
-      return fail(kUserError,
-                  "cannot read '" + path + "': " + ec.message());
-    sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    llvm::Expected<Bindings> bindings = parseBindings(binds);
+    if (!bindings)
+      return failWith(bindings.takeError());
+    if (llvm::Error e = set.read(path))
+      return failWith(std::move(e));
     if (std::optional<int> rc = parseSchedules())
       return rc;
-    std::vector<int64_t> buckets =
-        bucketSymbol.empty() ? std::vector<int64_t>{0} : bucketValues;
-    for (int64_t bucket : buckets) {
-      OwningOpRef<ModuleOp> module = parseAt(bucket);
-      if (!module)
-        return kUserError;
-      for (auto g : module->getOps<graph::FuncOp>()) {
-        if (!graphNames.empty() &&
-            !llvm::is_contained(graphNames, g.getSymName()))
-          continue;
-        std::string name = g.getSymName().str();
-        if (bucket)
-          name += "." + bucketSymbol + std::to_string(bucket);
-        targets.push_back({g, name, bucket});
-      }
-      for (const std::string &n : graphNames)
-        if (!module->lookupSymbol(n))
-          return fail(kUserError, "no graph named '" + n + "' in " + path);
-      modules.push_back(std::move(module));
-    }
+    if (llvm::Error e = set.parse(std::move(*bindings), graphNames))
+      return failWith(std::move(e));
     return std::nullopt;
   }
 
@@ -295,9 +204,6 @@ struct Input {
     }
     return std::nullopt;
   }
-  std::map<unsigned, kernel::ScheduleParams> schedules;
-
-  LazyDevice device;
 
   AutotuneOptions autotuneOptions() const {
     AutotuneOptions a;
@@ -333,9 +239,7 @@ struct Input {
     o.fastDequant = !noFastDequant;
     o.sourceName = inputFile;
     o.outputName = t.name;
-    for (auto &entry : frontendFor(t.bucket).bindings)
-      o.bindings.push_back({entry.getKey().str(), entry.getValue()});
-    std::sort(o.bindings.begin(), o.bindings.end());
+    o.bindings = bindings().at(t.bucket);
     return o;
   }
 };
@@ -365,7 +269,7 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
-  for (const Input::Target &t : in.targets) {
+  for (const Input::Target &t : in.targets()) {
     llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
       return failWith(o.takeError());
@@ -408,83 +312,27 @@ int compileMain() {
   }
 
   // Everything compiled: now write, each file complete or not at all.
-  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
-    return fail(kInternalError,
-                "cannot create '" + outDir + "': " + ec.message());
-  if (!dumpDir.empty())
-    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir))
-      return fail(kInternalError,
-                  "cannot create '" + dumpDir + "': " + ec.message());
-  std::vector<std::pair<std::string, std::string>> files; // path, contents
-  auto file = [&](StringRef dir, const std::string &name, std::string text) {
-    SmallString<256> p(dir);
-    llvm::sys::path::append(p, name);
-    files.push_back({p.str().str(), std::move(text)});
-  };
-  for (const CompiledGraph &c : compiled) {
-    std::string json = llvm::formatv("{0:2}", c.manifest.toJSON()).str() + "\n";
-    file(outDir, c.name + ".ptx", c.ptx);
-    file(outDir, c.name + ".json", json);
-    if (dumpDir.empty())
-      continue;
-    for (const Stage &s : c.stages)
-      file(dumpDir, c.name + "." + s.suffix, s.text);
-    file(dumpDir, c.name + ".json", json);
-  }
-  // With buckets, <graph>.json maps a runtime value to its bucket.
-  if (!in.bucketSymbol.empty()) {
-    std::map<std::string, DispatchManifest> dispatch;
-    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
-      DispatchManifest &d = dispatch[t.graph.getSymName().str()];
-      d.mtcVersion = MTC_VERSION;
-      d.graph = t.graph.getSymName().str();
-      d.source = inputFile;
-      d.symbol = in.bucketSymbol;
-      d.buckets.push_back({t.bucket, c.name + ".json"});
-    }
-    for (auto &[graph, d] : dispatch)
-      file(outDir, graph + ".json",
-           llvm::formatv("{0:2}", d.toJSON()).str() + "\n");
-  }
-  for (auto [i, f] : llvm::enumerate(files)) {
-    if (llvm::Error e = writeFileAtomically(f.first, f.second)) {
-      // All or nothing: take back what this run already wrote.
-      for (size_t j = 0; j < i; ++j)
-        llvm::sys::fs::remove(files[j].first);
-      return failWith(std::move(e));
-    }
-  }
-  for (const CompiledGraph &c : compiled) {
-    SmallString<256> ptxPath(outDir.getValue());
-    llvm::sys::path::append(ptxPath, c.name + ".ptx");
-    llvm::outs() << fmt::format("{}: {} kernel{} -> {}{}\n", c.name,
-                                c.manifest.kernels.size(),
-                                c.manifest.kernels.size() == 1 ? "" : "s",
-                                ptxPath.str().str(), kernelList(c.manifest));
-  }
+  OutputLayout layout;
+  layout.outDir = outDir;
+  layout.dumpDir = dumpDir;
+  layout.source = inputFile;
+  layout.bucketSymbol = in.bindings().bucketSymbol;
+  std::vector<int64_t> buckets;
+  for (const Input::Target &t : in.targets())
+    buckets.push_back(t.bucket);
+  if (llvm::Error e = writeCompileOutputs(compiled, buckets, layout))
+    return fail(kInternalError, llvm::toString(std::move(e)));
+  for (const CompiledGraph &c : compiled)
+    llvm::outs() << fmt::format(
+        "{}: {} kernel{} -> {}{}\n", c.name, c.manifest.kernels.size(),
+        c.manifest.kernels.size() == 1 ? "" : "s",
+        joinPath(outDir, c.name + ".ptx"), kernelList(c.manifest));
   return kSuccess;
 }
 
 //===----------------------------------------------------------------------===//
 // Running on the GPU
 //===----------------------------------------------------------------------===//
-
-/// Loads `c` on `device` and sets seeded random inputs (kept in `inputs`).
-llvm::Expected<std::unique_ptr<Executor>>
-prepare(Device &device, const CompiledGraph &c,
-        std::vector<HostTensor> &inputs) {
-  auto exec = Executor::create(device, c.manifest, c.ptx);
-  if (!exec)
-    return exec.takeError();
-  for (auto [i, b] : llvm::enumerate(c.manifest.inputs())) {
-    HostTensor t(b->dtype, b->shape);
-    fillRandom(t, seed * 1000003 + i, b->name);
-    if (llvm::Error e = (*exec)->setInput(b->name, t))
-      return std::move(e);
-    inputs.push_back(std::move(t));
-  }
-  return exec;
-}
 
 /// Runs `c` on `device` with seeded random inputs of `graph`'s shapes (zero-
 /// padded to the compiled shapes when `graph` is a smaller bucket value),
@@ -495,50 +343,29 @@ llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
   auto exec = Executor::create(device, c.manifest, c.ptx);
   if (!exec)
     return exec.takeError();
-  std::vector<HostTensor> inputs;
-  auto args = graph.getBody().front().getArguments();
-  for (auto [i, b] : llvm::enumerate(c.manifest.inputs())) {
-    auto type = cast<RankedTensorType>(args[i].getType());
-    HostTensor t(b->dtype, type.getShape());
-    fillRandom(t, seed * 1000003 + i, b->name);
-    HostTensor padded = t.shape == b->shape ? t : resized(t, b->shape);
-    if (llvm::Error e = (*exec)->setInput(b->name, padded))
-      return std::move(e);
-    inputs.push_back(std::move(t));
-  }
-  if (llvm::Error e = (*exec)->poison())
-    return std::move(e);
-  if (llvm::Error e = (*exec)->run())
-    return std::move(e);
-  std::vector<HostTensor> outputs;
-  auto results = graph.getFunctionType().getResults();
-  for (auto [i, name] : llvm::enumerate(c.manifest.outputs)) {
-    llvm::Expected<HostTensor> out = (*exec)->getOutput(name);
-    if (!out)
-      return out.takeError();
-    auto want = cast<RankedTensorType>(results[i]).getShape();
-    outputs.push_back(out->shape == Shape(want) ? std::move(*out)
-                                                : resized(*out, want));
-  }
+  llvm::Expected<GraphRun> run = runOnRandomInputs(
+      **exec, seed, argumentShapes(graph), resultShapes(graph));
+  if (!run)
+    return run.takeError();
   llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", label,
                               c.manifest.kernels.size(),
                               c.manifest.kernels.size() == 1 ? "" : "s",
                               device.name());
   if (!check)
     return true;
-  llvm::Expected<std::vector<RefTensor>> ref = interpretGraph(graph, inputs);
-  if (!ref)
-    return ref.takeError();
+  llvm::Expected<std::vector<OutputCheck>> checks =
+      checkOutputs(graph, *run, c.manifest.outputs, tolerance);
+  if (!checks)
+    return checks.takeError();
   bool allPassed = true;
-  for (auto [name, out, r] : llvm::zip(c.manifest.outputs, outputs, *ref)) {
-    Comparison cmp = compare(out, r);
-    bool ok = cmp.passed(tolerance);
-    allPassed &= ok;
+  for (const OutputCheck &oc : *checks) {
+    const Comparison &cmp = oc.comparison;
+    allPassed &= oc.passed;
     llvm::outs() << fmt::format(
         "  {}: max rel err {:.3e} (l2 {:.3e}, max |ref| {:.3e}, "
         "non-finite {}) {} (tol {:.0e})\n",
-        name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
-        ok ? "ok" : "MISMATCH", tolerance.getValue());
+        oc.name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
+        oc.passed ? "ok" : "MISMATCH", tolerance.getValue());
   }
   return allPassed;
 }
@@ -547,14 +374,15 @@ int runMain() {
   Input in;
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
-  if (batch && in.bucketSymbol.empty())
+  const std::string &symbol = in.bindings().bucketSymbol;
+  const std::vector<int64_t> &values = in.bindings().bucketValues;
+  if (batch && symbol.empty())
     return fail(kUserError, "--batch needs --bind with several values of one "
                             "symbol, e.g. --bind M=1,2,4,8");
-  if (batch && batch > in.bucketValues.back())
+  if (batch && batch > values.back())
     return fail(kUserError, "--batch " + std::to_string(batch) +
-                                " exceeds the largest bucket " +
-                                in.bucketSymbol + "=" +
-                                std::to_string(in.bucketValues.back()));
+                                " exceeds the largest bucket " + symbol + "=" +
+                                std::to_string(values.back()));
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
@@ -564,7 +392,7 @@ int runMain() {
 
   bool allPassed = true;
   if (!batch) {
-    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+    for (auto [t, c] : llvm::zip(in.targets(), compiled)) {
       llvm::Expected<bool> ok = runOne(*device, t.graph, c, c.name);
       if (!ok)
         return failWith(ok.takeError());
@@ -573,27 +401,25 @@ int runMain() {
   } else {
     // Dispatch: the smallest bucket >= the runtime value, inputs padded.
     DispatchManifest d;
-    d.symbol = in.bucketSymbol;
-    for (int64_t v : in.bucketValues)
+    d.symbol = symbol;
+    for (int64_t v : values)
       d.buckets.push_back({v, ""});
     std::optional<size_t> b = d.select(batch);
     if (!b)
       return fail(kUserError, "--batch " + std::to_string(batch) +
-                                  " exceeds the largest bucket " +
-                                  in.bucketSymbol + "=" +
-                                  std::to_string(in.bucketValues.back()));
-    int64_t bucket = in.bucketValues[*b];
-    OwningOpRef<ModuleOp> actual = in.parseAt(batch);
+                                  " exceeds the largest bucket " + symbol +
+                                  "=" + std::to_string(values.back()));
+    int64_t bucket = values[*b];
+    OwningOpRef<ModuleOp> actual = in.set.parseAt(batch);
     if (!actual)
       return kUserError;
-    for (auto [t, c] : llvm::zip(in.targets, compiled)) {
+    for (auto [t, c] : llvm::zip(in.targets(), compiled)) {
       if (t.bucket != bucket)
         continue;
       auto graph = actual->lookupSymbol<graph::FuncOp>(t.graph.getSymName());
-      std::string label = fmt::format("{} ({}={} -> bucket {}={})",
-                                      t.graph.getSymName().str(),
-                                      in.bucketSymbol, int64_t(batch),
-                                      in.bucketSymbol, bucket);
+      std::string label =
+          fmt::format("{} ({}={} -> bucket {}={})", t.graph.getSymName().str(),
+                      symbol, int64_t(batch), symbol, bucket);
       llvm::Expected<bool> ok = runOne(*device, graph, c, label);
       if (!ok)
         return failWith(ok.takeError());
@@ -639,10 +465,11 @@ int benchMain() {
                                 device->driverVersionString(), ceilingGBs,
                                 launchFloorUs);
   for (const CompiledGraph &c : compiled) {
-    std::vector<HostTensor> inputs;
-    auto exec = prepare(*device, c, inputs);
+    auto exec = Executor::create(*device, c.manifest, c.ptx);
     if (!exec)
       return failWith(exec.takeError());
+    if (llvm::Error e = setInputs(**exec, randomInputs(c.manifest, seed)))
+      return failWith(std::move(e));
     if (!jsonOutput)
       llvm::outs() << fmt::format("{}\n  {:<22} {:<32} {:>9} {:>8} {:>7} "
                                   "{:>8}\n",
@@ -719,7 +546,7 @@ int tuneMain() {
     return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
                                 kSupportedArchs + ")");
   llvm::json::Array graphs;
-  for (const Input::Target &t : in.targets) {
+  for (const Input::Target &t : in.targets()) {
     std::vector<KernelTuning> tuned;
     llvm::Expected<CompileOptions> o = in.optionsFor(t, true, &tuned);
     if (!o)
