@@ -2,6 +2,7 @@
 #include "compiler/Compiler.h"
 
 #include "compiler/Ptx.h"
+#include "compiler/PtxCache.h"
 #include "compiler/Version.h"
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/Passes.h"
@@ -316,6 +317,20 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
               "kernel (canonicalize, mtc-fuse, mtc-assign-schedules)") +
            printModule(*module, options.keepStages)});
 
+  // Kernels compiled before (same IR, schedules, target and mtc) skip the
+  // lowering and LLVM altogether.
+  std::string cachePath;
+  if (!options.ptxCacheDir.empty() && !options.keepStages) {
+    cachePath = ptxCachePath(options.ptxCacheDir, *module, options.arch,
+                             options.fastDequant);
+    if (std::optional<std::string> hit = loadCachedPtx(cachePath, m)) {
+      out.ptx = header(m, func, "//", "PTX (NVPTX backend)") +
+                annotatePtx(*hit, m, func);
+      out.ptxFromCache = true;
+      return out;
+    }
+  }
+
   PassManager nvvm(ctx);
   PipelineOptions pipeline;
   pipeline.fastDequant = options.fastDequant;
@@ -341,6 +356,8 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
   if (!ptx)
     return internalError("PTX emission failed for graph '" + out.name +
                          "': " + llvm::toString(ptx.takeError()));
+  if (!cachePath.empty())
+    storeCachedPtx(cachePath, ptx->ptx);
   out.stages.push_back(
       {"5-llvm.ll",
        header(m, func, ";", "LLVM IR after O3") + ptx->llvmIR});

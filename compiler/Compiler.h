@@ -39,6 +39,9 @@ struct CompileOptions {
   /// Keep the text of every stage (for --dump-dir and --emit); the tuner's
   /// probes turn it off.
   bool keepStages = true;
+  /// Where to reuse and store compiled PTX (compiler/PtxCache.h); empty: no
+  /// cache. Only used when the stages are not kept.
+  std::string ptxCacheDir;
 };
 
 struct Stage {
@@ -49,6 +52,8 @@ struct Stage {
 struct CompiledGraph {
   std::string name;
   std::string ptx;
+  /// The PTX came from CompileOptions::ptxCacheDir: no LLVM work was done.
+  bool ptxFromCache = false;
   Manifest manifest;
   std::vector<Stage> stages;
 };

@@ -227,6 +227,9 @@ struct Input {
         autotune(t.graph, o, device, autotuneOptions(), llvm::errs());
     if (!tuned)
       return tuned.takeError();
+    // Tuned graphs keep their PTX next to their schedules (set after
+    // tuning: the tuner's probes are not worth keeping).
+    o.ptxCacheDir = cacheDir.empty() ? TuneCache::defaultDir() : cacheDir;
     if (out)
       *out = std::move(*tuned);
     return o;
@@ -240,6 +243,8 @@ struct Input {
     o.sourceName = inputFile;
     o.outputName = t.name;
     o.bindings = bindings().at(t.bucket);
+    // Only --emit and --dump-dir show the stages.
+    o.keepStages = !emitStage.empty() || !dumpDir.empty();
     return o;
   }
 };
@@ -276,6 +281,8 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
     llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
     if (!c)
       return failWith(c.takeError());
+    if (verbose && c->ptxFromCache)
+      llvm::errs() << "mtc: " << c->name << ": PTX from the cache\n";
     out.push_back(std::move(*c));
   }
   return std::nullopt;

@@ -7,7 +7,9 @@
         TEMPORARY <name>                                 a leftover temp file
         BROKEN <name>: <why>                             anything else
         entries: N
-      A missing folder counts as empty.
+      Compiled PTX stored beside the entries (ptx-<sha256>.ptx) is checked
+      for being PTX, and otherwise not listed. A missing folder counts as
+      empty.
 
   tune_cache.py damage DIR HOW
       Damages the only tuning entry of DIR (device-*.json files, written on
@@ -21,6 +23,7 @@ import re
 import sys
 
 ENTRY = re.compile(r"^[0-9a-f]{64}\.json$")
+PTX = re.compile(r"^ptx-[0-9a-f]{64}\.ptx$")
 
 
 def check(folder):
@@ -30,6 +33,11 @@ def check(folder):
         path = os.path.join(folder, name)
         if ".tmp-" in name:
             print("TEMPORARY", name)
+            continue
+        if PTX.match(name):
+            with open(path) as f:
+                if ".version" not in f.read():
+                    print("BROKEN %s: not PTX" % name)
             continue
         try:
             with open(path) as f:
