@@ -1,9 +1,10 @@
 //===- Schedule.h - Schedules, legality and launch geometry -----*- C++ -*-===//
 //
 // Everything that depends on a kernel's schedule but not on its code: which
-// schedules are legal for an op, the heuristic start the autotuner descends
-// from, and the grid/block/shared-memory/workspace that a schedule implies.
-// The lowering, the manifest and the tuner all call these, so they agree.
+// schedules are legal for an op, and the grid/block/shared-memory/workspace
+// that a schedule implies. The lowering, the manifest and the tuner all call
+// these, so they agree. The heuristic start schedules, fitted to
+// measurements, live with the passes (passes/Heuristics.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_DIALECTS_KERNEL_SCHEDULE_H
@@ -72,14 +73,6 @@ std::string checkContractSchedule(const ContractShape &c,
                                   const ScheduleParams &s);
 std::string checkElementwiseSchedule(int64_t numElements,
                                      const ScheduleParams &s);
-
-/// The heuristic start for `op`.
-ScheduleParams defaultSchedule(mlir::Operation *op);
-ScheduleParams defaultContractSchedule(const ContractShape &c);
-/// The heuristic start restricted to one kind (none if that kind cannot run
-/// the problem).
-std::optional<ScheduleParams> defaultContractSchedule(const ContractShape &c,
-                                                      ScheduleKind kind);
 
 LaunchConfig launchConfig(mlir::Operation *op, const ScheduleParams &s);
 LaunchConfig contractLaunchConfig(const ContractShape &c,
