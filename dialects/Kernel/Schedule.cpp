@@ -1,16 +1,22 @@
-//===- Schedule.cpp - Schedules, legality and launch geometry --------------===//
+//===- Schedule.cpp - Schedule legality and launch geometry ---------------===//
+//
+// Which schedules can run an op (checkSchedule: the verifier, the lowering,
+// the tuner and --schedule all ask it) and the launch that a schedule
+// implies. The fields are described in Schedule.h, their text form is in
+// ScheduleFormat.cpp.
+//
+//===----------------------------------------------------------------------===//
 #include "dialects/Kernel/Schedule.h"
 #include "dialects/Graph/GraphOps.h"
 
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::kernel;
 
 //===----------------------------------------------------------------------===//
-// Plain data
+// Problems
 //===----------------------------------------------------------------------===//
 
 ContractShape ContractShape::of(ContractOp op) {
@@ -38,99 +44,6 @@ ContractShape ContractShape::of(ContractOp op) {
     for (int64_t d : a.getShape().drop_back())
       c.m *= d;
   return c;
-}
-
-ScheduleParams ScheduleParams::of(ScheduleAttr a) {
-  ScheduleParams s;
-  s.kind = a.getKind();
-  s.warps = a.getWarps();
-  s.rows = a.getRows();
-  s.kwarps = a.getKwarps();
-  s.vec = a.getVec();
-  s.unroll = a.getUnroll();
-  s.mtile = a.getMtile();
-  s.splitk = a.getSplitk();
-  s.regs = a.getRegs();
-  s.mwarps = a.getMwarps();
-  s.stages = a.getStages();
-  return s;
-}
-
-ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
-  return ScheduleAttr::get(ctx, kind, warps, rows, kwarps, vec, unroll, mtile,
-                           splitk, regs, mwarps, stages);
-}
-
-std::string ScheduleParams::str() const {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << stringifyScheduleKind(kind) << " w" << warps << " r" << rows << " kw"
-     << kwarps << " v" << vec << " u" << unroll << " mt" << mtile << " sk"
-     << splitk;
-  if (regs)
-    os << " rg" << regs;
-  if (mwarps != 1)
-    os << " mw" << mwarps;
-  if (stages != 1)
-    os << " st" << stages;
-  return s;
-}
-
-std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
-                                                   std::string &err) {
-  ScheduleParams s;
-  SmallVector<StringRef> fields;
-  SmallString<64> normalized(text);
-  for (char &c : normalized)
-    if (c == ',' || c == ':')
-      c = ' ';
-  StringRef(normalized).split(fields, ' ', -1, /*KeepEmpty=*/false);
-  if (fields.empty()) {
-    err = "empty schedule";
-    return std::nullopt;
-  }
-  std::optional<ScheduleKind> kind = symbolizeScheduleKind(fields[0]);
-  if (!kind) {
-    err = "unknown schedule kind '" + fields[0].str() +
-          "' (simt, mma, tiled, elementwise)";
-    return std::nullopt;
-  }
-  s.kind = *kind;
-  static const std::pair<StringRef, int64_t ScheduleParams::*> keys[] = {
-      {"kw", &ScheduleParams::kwarps}, {"mt", &ScheduleParams::mtile},
-      {"sk", &ScheduleParams::splitk}, {"rg", &ScheduleParams::regs},
-      {"mw", &ScheduleParams::mwarps}, {"st", &ScheduleParams::stages},
-      {"w", &ScheduleParams::warps},
-      {"r", &ScheduleParams::rows},    {"v", &ScheduleParams::vec},
-      {"u", &ScheduleParams::unroll}};
-  for (StringRef f : llvm::drop_begin(fields)) {
-    bool matched = false;
-    for (auto &[key, member] : keys) {
-      if (!f.starts_with(key))
-        continue;
-      int64_t v;
-      if (f.drop_front(key.size()).getAsInteger(10, v) || v <= 0) {
-        err = "bad schedule field '" + f.str() + "'";
-        return std::nullopt;
-      }
-      s.*member = v;
-      matched = true;
-      break;
-    }
-    if (!matched) {
-      err = "unknown schedule field '" + f.str() +
-            "' (w, r, kw, v, u, mt, sk, rg, mw, st followed by a number)";
-      return std::nullopt;
-    }
-  }
-  return s;
-}
-
-bool ScheduleParams::operator==(const ScheduleParams &o) const {
-  return kind == o.kind && warps == o.warps && rows == o.rows &&
-         kwarps == o.kwarps && vec == o.vec && unroll == o.unroll &&
-         mtile == o.mtile && splitk == o.splitk && regs == o.regs &&
-         mwarps == o.mwarps && stages == o.stages;
 }
 
 int64_t mtc::kernel::numElementsOf(Type t) {
