@@ -1,15 +1,18 @@
 //===- ScheduleTest.cpp - The schedule field table and its users ----------===//
 //
-// kScheduleFields drives the text form and #kernel.schedule; these tests
-// hold them to it.
+// kScheduleFields drives the text form, #kernel.schedule and the manifest;
+// these tests hold them to it for every field of every kind.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
+#include "compiler/Frontend.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -21,6 +24,10 @@ using namespace mtc::kernel;
 
 namespace {
 
+constexpr ScheduleKind kKinds[] = {ScheduleKind::simt, ScheduleKind::mma,
+                                   ScheduleKind::tiled,
+                                   ScheduleKind::elementwise};
+
 struct Context {
   MLIRContext ctx;
   Context() {
@@ -30,6 +37,25 @@ struct Context {
     ctx.loadAllAvailableDialects();
   }
 };
+
+/// Schedules of `kind` that exercise every field: all at their defaults,
+/// each field alone away from its default, and all of them away at once
+/// (with values no two fields share).
+std::vector<ScheduleParams> schedulesOf(ScheduleKind kind) {
+  std::vector<ScheduleParams> all;
+  ScheduleParams base;
+  base.kind = kind;
+  all.push_back(base);
+  ScheduleParams every = base;
+  for (auto [i, f] : llvm::enumerate(kScheduleFields)) {
+    ScheduleParams one = base;
+    one.*f.member = f.defaultValue + 2 + int64_t(i);
+    all.push_back(one);
+    every.*f.member = 100 + int64_t(i);
+  }
+  all.push_back(every);
+  return all;
+}
 
 TEST(ScheduleFields, TableIsConsistent) {
   llvm::StringSet<> names, letters;
@@ -57,6 +83,76 @@ TEST(ScheduleFields, DefaultsAreShortAndFull) {
   ScheduleParams expected;
   expected.kind = ScheduleKind::tiled;
   EXPECT_EQ(*s, expected);
+}
+
+/// text -> ScheduleParams -> #kernel.schedule (printed and parsed again) ->
+/// the op's attribute -> manifest (as JSON text and back) -> text.
+TEST(ScheduleFields, EveryFieldOfEveryKindRoundTrips) {
+  Context c;
+  llvm::SourceMgr sm;
+  sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(R"(
+graph lin(x: bf16[16, 256], w: i8[512, 256]) -> bf16[16, 512] {
+  wf = convert(w, bf16)
+  y = linear(x, wf)
+  return y
+}
+graph act(x: f32[256]) -> f32[256] {
+  y = relu(x)
+  return y
+}
+)",
+                                                             "t.graph"),
+                        llvm::SMLoc());
+  OwningOpRef<ModuleOp> graphs = parseGraphSource(sm, &c.ctx);
+  ASSERT_TRUE(graphs);
+  for (ScheduleKind kind : kKinds) {
+    StringRef graphName = kind == ScheduleKind::elementwise ? "act" : "lin";
+    auto kernels = buildKernels(
+        graphs->lookupSymbol<graph::FuncOp>(graphName), CompileOptions());
+    ASSERT_TRUE(bool(kernels)) << llvm::toString(kernels.takeError());
+    graph::FuncOp f = *(*kernels)->getOps<graph::FuncOp>().begin();
+    Operation *op = &f.getBody().front().front();
+    ASSERT_TRUE((isa<ContractOp, ElementwiseOp>(op)));
+    for (const ScheduleParams &s : schedulesOf(kind)) {
+      std::string text = s.str();
+      SCOPED_TRACE(text);
+      std::string err;
+      std::optional<ScheduleParams> parsed = ScheduleParams::parse(text, err);
+      ASSERT_TRUE(parsed) << err;
+      EXPECT_EQ(*parsed, s);
+
+      ScheduleAttr attr = parsed->toAttr(&c.ctx);
+      std::string attrText;
+      llvm::raw_string_ostream(attrText) << attr;
+      auto reparsed =
+          dyn_cast_or_null<ScheduleAttr>(parseAttribute(attrText, &c.ctx));
+      ASSERT_TRUE(reparsed) << attrText;
+      EXPECT_EQ(reparsed, attr) << attrText;
+      EXPECT_EQ(ScheduleParams::of(reparsed), s) << attrText;
+      op->setAttr("schedule", reparsed);
+
+      Manifest m = buildManifest(f, CompileOptions());
+      std::string json = llvm::formatv("{0}", m.toJSON()).str();
+      llvm::Expected<llvm::json::Value> v = llvm::json::parse(json);
+      ASSERT_TRUE(bool(v)) << llvm::toString(v.takeError());
+      llvm::Expected<Manifest> back = Manifest::fromJSON(*v);
+      ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+      const KernelInfo &k = back->kernels.at(0);
+      EXPECT_EQ(k.schedule, text);
+      EXPECT_EQ(k.scheduleFields.size(), 1 + kNumScheduleFields);
+      ScheduleParams fromManifest;
+      std::optional<StringRef> kindName = k.scheduleFields.getString("kind");
+      ASSERT_TRUE(kindName);
+      fromManifest.kind = *symbolizeScheduleKind(*kindName);
+      for (const ScheduleField &field : kScheduleFields) {
+        std::optional<int64_t> value =
+            k.scheduleFields.getInteger(field.name);
+        ASSERT_TRUE(value) << "schedule_fields lacks " << field.name.str();
+        fromManifest.*field.member = *value;
+      }
+      EXPECT_EQ(fromManifest.str(), text);
+    }
+  }
 }
 
 TEST(ScheduleFields, AttributeSyntax) {
