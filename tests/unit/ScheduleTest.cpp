@@ -1,11 +1,13 @@
 //===- ScheduleTest.cpp - The schedule field table and its users ----------===//
 //
-// kScheduleFields drives the text form, #kernel.schedule and the manifest;
-// these tests hold them to it for every field of every kind.
+// kScheduleFields drives the text form, #kernel.schedule, the manifest and
+// the tuner's axes; these tests hold them to it for every field of every
+// kind.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Compiler.h"
 #include "compiler/Frontend.h"
+#include "compiler/Tuner.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
@@ -196,6 +198,38 @@ TEST(ScheduleFields, AttributeSyntax) {
   EXPECT_NE(badKindWhy.find("one of: simt, mma, elementwise, tiled"),
             std::string::npos)
       << badKindWhy;
+}
+
+/// With a flat cost, the search visits each axis of the start's kind and
+/// nothing else: the table's ranges are the tuner's coordinates.
+TEST(ScheduleFields, TunerMovesTheKindsFields) {
+  for (ScheduleKind kind : kKinds) {
+    ScheduleParams start;
+    start.kind = kind;
+    if (kind == ScheduleKind::tiled) {
+      start.mtile = 16;
+      start.stages = 4;
+    }
+    std::set<std::string> moved;
+    TuneOptions o;
+    o.widePass = false;
+    o.m = 16;
+    auto r = coordinateDescent(
+        start, [](const ScheduleParams &) { return std::string(); },
+        [&](const ScheduleParams &s) -> llvm::Expected<double> {
+          for (const ScheduleField &f : kScheduleFields)
+            if (s.*f.member != start.*f.member)
+              moved.insert(f.name.str());
+          return 1.0;
+        },
+        o);
+    ASSERT_TRUE(bool(r)) << llvm::toString(r.takeError());
+    std::set<std::string> expected;
+    for (const ScheduleField &f : kScheduleFields)
+      if (!f.tune.forKind(kind).empty())
+        expected.insert(f.name.str());
+    EXPECT_EQ(moved, expected) << stringifyScheduleKind(kind).str();
+  }
 }
 
 } // namespace
