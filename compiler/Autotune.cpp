@@ -3,6 +3,7 @@
 
 #include "compiler/Version.h"
 #include "dialects/Kernel/KernelOps.h"
+#include "passes/Heuristics.h"
 #include "passes/Passes.h"
 
 #include "llvm/Support/FileSystem.h"

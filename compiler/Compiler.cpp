@@ -100,15 +100,10 @@ static int64_t bytesOf(Value v) {
 }
 
 static llvm::json::Object scheduleFields(const ScheduleParams &s) {
-  return llvm::json::Object{{"kind", stringifyScheduleKind(s.kind)},
-                            {"warps", s.warps},
-                            {"rows", s.rows},
-                            {"kwarps", s.kwarps},
-                            {"vec", s.vec},
-                            {"unroll", s.unroll},
-                            {"mtile", s.mtile},
-                            {"splitk", s.splitk},
-                            {"regs", s.regs}};
+  llvm::json::Object o{{"kind", stringifyScheduleKind(s.kind)}};
+  for (const ScheduleField &f : kScheduleFields)
+    o[f.name] = s.*f.member;
+  return o;
 }
 
 Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {

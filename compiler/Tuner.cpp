@@ -16,51 +16,35 @@ struct Coordinate {
   std::vector<int64_t> values;
 };
 
-std::vector<int64_t> powersOfTwo(int64_t lo, int64_t hi) {
-  std::vector<int64_t> v;
-  for (int64_t x = lo; x <= hi; x *= 2)
-    v.push_back(x);
-  return v;
-}
-
-/// The axes for schedules of `start`'s kind.
+/// The axes for schedules of `start`'s kind: the fields of kScheduleFields
+/// whose range for that kind is not empty, in their tuner order.
 std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
                                        const TuneOptions &o) {
+  std::vector<const ScheduleField *> fields;
+  for (const ScheduleField &f : kScheduleFields)
+    fields.push_back(&f);
+  llvm::sort(fields, [](const ScheduleField *a, const ScheduleField *b) {
+    return a->tune.order < b->tune.order;
+  });
   std::vector<Coordinate> cs;
-  if (start.kind == ScheduleKind::elementwise) {
-    cs.push_back({&ScheduleParams::warps, powersOfTwo(1, 32)});
-    cs.push_back({&ScheduleParams::vec, powersOfTwo(1, 16)});
-    return cs;
+  for (const ScheduleField *f : fields) {
+    const TuneRange &range = f->tune.forKind(start.kind);
+    if (range.empty())
+      continue;
+    std::vector<int64_t> values = range.values();
+    if (f->tune.plusM) {
+      // M itself (tiled: rounded up to 8; otherwise only within the range)
+      // and wherever the start is.
+      if (start.kind == ScheduleKind::tiled)
+        values.push_back((o.m + 7) / 8 * 8);
+      else if (o.m <= range.hi)
+        values.push_back(o.m);
+      values.push_back(start.*f->member);
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+    }
+    cs.push_back({f->member, std::move(values)});
   }
-  bool tiled = start.kind == ScheduleKind::tiled;
-  // Register caps: 0 lets ptxas choose (it may sink loads to gain
-  // occupancy); a cap steers it to keep more loads in flight.
-  // 255 first: no cap at all, but ptxas stops trading registers for
-  // occupancy; then tighter caps.
-  cs.push_back({&ScheduleParams::regs, {0, 255, 168, 128, 96}});
-  cs.push_back({&ScheduleParams::warps, powersOfTwo(1, 32)});
-  cs.push_back({&ScheduleParams::rows, powersOfTwo(1, 16)});
-  if (tiled) {
-    cs.push_back({&ScheduleParams::mwarps, powersOfTwo(1, 8)});
-    cs.push_back({&ScheduleParams::kwarps, powersOfTwo(1, 8)});
-    cs.push_back({&ScheduleParams::stages, {2, 3, 4, 5, 6, 8}});
-  } else {
-    cs.push_back({&ScheduleParams::unroll, powersOfTwo(1, 16)});
-    cs.push_back({&ScheduleParams::kwarps, powersOfTwo(1, 32)});
-  }
-  cs.push_back({&ScheduleParams::vec, powersOfTwo(1, 64)});
-  // Rows of M per block: powers of two up to 16 (tiled: 8 to 256), M itself
-  // (rounded up to 8 for tensor cores) and wherever the start is.
-  std::vector<int64_t> mt = tiled ? powersOfTwo(8, 256) : powersOfTwo(1, 16);
-  if (tiled)
-    mt.push_back((o.m + 7) / 8 * 8);
-  else if (o.m <= 16)
-    mt.push_back(o.m);
-  mt.push_back(start.mtile);
-  std::sort(mt.begin(), mt.end());
-  mt.erase(std::unique(mt.begin(), mt.end()), mt.end());
-  cs.push_back({&ScheduleParams::mtile, mt});
-  cs.push_back({&ScheduleParams::splitk, powersOfTwo(1, 64)});
   return cs;
 }
 

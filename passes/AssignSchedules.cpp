@@ -1,13 +1,13 @@
 //===- AssignSchedules.cpp - Heuristic schedules ---------------------------===//
 //
 // `mtc-assign-schedules`: every kernel op without a `#kernel.schedule` gets
-// the heuristic one (Schedule.h); kernels the autotuner or the input already
+// the heuristic one (Heuristics.h); kernels the autotuner or the input already
 // scheduled keep theirs.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
-#include "dialects/Kernel/Schedule.h"
+#include "passes/Heuristics.h"
 
 namespace mtc {
 #define GEN_PASS_DEF_ASSIGNSCHEDULES

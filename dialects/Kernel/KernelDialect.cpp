@@ -1,6 +1,7 @@
 //===- KernelDialect.cpp - mtc kernel dialect ------------------------------===//
 #include "dialects/Kernel/KernelDialect.h"
 #include "dialects/Kernel/KernelOps.h"
+#include "dialects/Kernel/Schedule.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"

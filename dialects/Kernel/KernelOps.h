@@ -14,6 +14,11 @@
 
 #include "dialects/Kernel/KernelEnums.h.inc"
 
+namespace mtc::kernel {
+/// The one parameter of #kernel.schedule (dialects/Kernel/Schedule.h).
+struct ScheduleParams;
+} // namespace mtc::kernel
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Kernel/KernelAttrs.h.inc"
 

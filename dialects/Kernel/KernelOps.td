@@ -80,19 +80,17 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
     - `regs`: the most registers a thread may use (`.maxnreg`); 0 leaves it
       to ptxas, which may trade loads in flight for occupancy.
   }];
+  // One C++ parameter holds the kind and every field; the fields are the
+  // rows of kScheduleFields (Schedule.h). The parser, printer and builder
+  // are written once against that table (ScheduleFormat.cpp), so a new row
+  // needs nothing here. The syntax is that of a struct(params) format over
+  // the fields: `kind = simt, warps = 4, ...` in any order, where fields not
+  // shown at their default (`regs`, `mwarps`, `stages`) are optional and
+  // printed only when set.
   let parameters = (ins
-    EnumParameter<Kernel_ScheduleKind>:$kind,
-    "int64_t":$warps,
-    "int64_t":$rows,
-    "int64_t":$kwarps,
-    "int64_t":$vec,
-    "int64_t":$unroll,
-    "int64_t":$mtile,
-    "int64_t":$splitk,
-    DefaultValuedParameter<"int64_t", "0">:$regs,
-    DefaultValuedParameter<"int64_t", "1">:$mwarps,
-    DefaultValuedParameter<"int64_t", "1">:$stages);
-  let assemblyFormat = "`<` struct(params) `>`";
+    AttrParameter<"::mtc::kernel::ScheduleParams",
+                  "the kind and the fields of kScheduleFields">:$params);
+  let hasCustomAssemblyFormat = 1;
 }
 
 //===----------------------------------------------------------------------===//

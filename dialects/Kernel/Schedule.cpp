@@ -1,16 +1,22 @@
-//===- Schedule.cpp - Schedules, legality and launch geometry --------------===//
+//===- Schedule.cpp - Schedule legality and launch geometry ---------------===//
+//
+// Which schedules can run an op (checkSchedule: the verifier, the lowering,
+// the tuner and --schedule all ask it) and the launch that a schedule
+// implies. The fields are described in Schedule.h, their text form is in
+// ScheduleFormat.cpp.
+//
+//===----------------------------------------------------------------------===//
 #include "dialects/Kernel/Schedule.h"
 #include "dialects/Graph/GraphOps.h"
 
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::kernel;
 
 //===----------------------------------------------------------------------===//
-// Plain data
+// Problems
 //===----------------------------------------------------------------------===//
 
 ContractShape ContractShape::of(ContractOp op) {
@@ -38,99 +44,6 @@ ContractShape ContractShape::of(ContractOp op) {
     for (int64_t d : a.getShape().drop_back())
       c.m *= d;
   return c;
-}
-
-ScheduleParams ScheduleParams::of(ScheduleAttr a) {
-  ScheduleParams s;
-  s.kind = a.getKind();
-  s.warps = a.getWarps();
-  s.rows = a.getRows();
-  s.kwarps = a.getKwarps();
-  s.vec = a.getVec();
-  s.unroll = a.getUnroll();
-  s.mtile = a.getMtile();
-  s.splitk = a.getSplitk();
-  s.regs = a.getRegs();
-  s.mwarps = a.getMwarps();
-  s.stages = a.getStages();
-  return s;
-}
-
-ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
-  return ScheduleAttr::get(ctx, kind, warps, rows, kwarps, vec, unroll, mtile,
-                           splitk, regs, mwarps, stages);
-}
-
-std::string ScheduleParams::str() const {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << stringifyScheduleKind(kind) << " w" << warps << " r" << rows << " kw"
-     << kwarps << " v" << vec << " u" << unroll << " mt" << mtile << " sk"
-     << splitk;
-  if (regs)
-    os << " rg" << regs;
-  if (mwarps != 1)
-    os << " mw" << mwarps;
-  if (stages != 1)
-    os << " st" << stages;
-  return s;
-}
-
-std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
-                                                   std::string &err) {
-  ScheduleParams s;
-  SmallVector<StringRef> fields;
-  SmallString<64> normalized(text);
-  for (char &c : normalized)
-    if (c == ',' || c == ':')
-      c = ' ';
-  StringRef(normalized).split(fields, ' ', -1, /*KeepEmpty=*/false);
-  if (fields.empty()) {
-    err = "empty schedule";
-    return std::nullopt;
-  }
-  std::optional<ScheduleKind> kind = symbolizeScheduleKind(fields[0]);
-  if (!kind) {
-    err = "unknown schedule kind '" + fields[0].str() +
-          "' (simt, mma, tiled, elementwise)";
-    return std::nullopt;
-  }
-  s.kind = *kind;
-  static const std::pair<StringRef, int64_t ScheduleParams::*> keys[] = {
-      {"kw", &ScheduleParams::kwarps}, {"mt", &ScheduleParams::mtile},
-      {"sk", &ScheduleParams::splitk}, {"rg", &ScheduleParams::regs},
-      {"mw", &ScheduleParams::mwarps}, {"st", &ScheduleParams::stages},
-      {"w", &ScheduleParams::warps},
-      {"r", &ScheduleParams::rows},    {"v", &ScheduleParams::vec},
-      {"u", &ScheduleParams::unroll}};
-  for (StringRef f : llvm::drop_begin(fields)) {
-    bool matched = false;
-    for (auto &[key, member] : keys) {
-      if (!f.starts_with(key))
-        continue;
-      int64_t v;
-      if (f.drop_front(key.size()).getAsInteger(10, v) || v <= 0) {
-        err = "bad schedule field '" + f.str() + "'";
-        return std::nullopt;
-      }
-      s.*member = v;
-      matched = true;
-      break;
-    }
-    if (!matched) {
-      err = "unknown schedule field '" + f.str() +
-            "' (w, r, kw, v, u, mt, sk, rg, mw, st followed by a number)";
-      return std::nullopt;
-    }
-  }
-  return s;
-}
-
-bool ScheduleParams::operator==(const ScheduleParams &o) const {
-  return kind == o.kind && warps == o.warps && rows == o.rows &&
-         kwarps == o.kwarps && vec == o.vec && unroll == o.unroll &&
-         mtile == o.mtile && splitk == o.splitk && regs == o.regs &&
-         mwarps == o.mwarps && stages == o.stages;
 }
 
 int64_t mtc::kernel::numElementsOf(Type t) {
@@ -416,236 +329,6 @@ std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
   if (auto e = dyn_cast<ElementwiseOp>(op))
     return checkElementwiseSchedule(numElementsOf(e.getType()), s);
   return "not a kernel op";
-}
-
-//===----------------------------------------------------------------------===//
-// Heuristic start
-//===----------------------------------------------------------------------===//
-
-static ScheduleParams defaultSimtSchedule(const ContractShape &c);
-
-/// Shrinks `s` one `shrink` step at a time until it is legal for `c`;
-/// `shrink` returns false when nothing is left to give. True if `s` ended up
-/// legal.
-static bool shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
-                             llvm::function_ref<bool(ScheduleParams &)> shrink) {
-  for (int guard = 0; guard < 32; ++guard) {
-    if (checkContractSchedule(c, s).empty())
-      return true;
-    if (!shrink(s))
-      return false;
-  }
-  return checkContractSchedule(c, s).empty();
-}
-
-/// The heuristic tensor-core start: one 16-row weight tile per warp, all of
-/// M (up to 32 rows) in one block so every weight byte is read once, and
-/// warps splitting K until about 16 warps per multiprocessor stream weights.
-/// With a single 8-row tile of M (M <= 8) the kernel is a weight stream:
-/// 32 k's a lane, four steps in flight and every warp of a block on the
-/// same weight rows (bench/results/2026-11-29-rerun/heuristic_points.txt:
-/// 1.1x to 1.6x faster than 16 k's, two steps and two warps along N, on
-/// all seven suite shapes at M = 2).
-static std::optional<ScheduleParams> defaultMmaSchedule(const ContractShape &c) {
-  ScheduleParams s;
-  s.kind = ScheduleKind::mma;
-  s.rows = 1;
-  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 32);
-  bool stream = s.mtile == kMmaColsPerTile;
-  s.vec = stream && c.k % (4 * 32) == 0 ? 32 : 16;
-  s.unroll = stream ? 4 : 2;
-  s.splitk = 1;
-  int64_t tiles = llvm::divideCeil(c.n, kMmaRowsPerTile) *
-                  llvm::divideCeil(c.m, s.mtile);
-  int64_t chunks = c.k / (4 * s.vec);
-  s.kwarps = 1;
-  while (s.kwarps < 8 && tiles * s.kwarps < 16 * 132 &&
-         chunks / (s.kwarps * 2) >= 4)
-    s.kwarps *= 2;
-  s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
-  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
-    if (s.unroll > 1)
-      s.unroll /= 2;
-    else if (s.warps > s.kwarps)
-      s.warps /= 2;
-    else if (s.mtile > 8)
-      s.mtile -= 8;
-    else
-      return false;
-    return true;
-  });
-  return legal ? std::optional(s) : std::nullopt;
-}
-
-/// The heuristic tiled start, from H200 measurements of the suite's int8
-/// linears (bench/results/2026-11-30-tiled/points*.txt): small blocks of 2
-/// to 4 warps, each warp on 16 or 32 weight rows and up to 64 activation
-/// rows, 256-wide K tiles four deep in the ring, several blocks per
-/// multiprocessor; split-K only when the blocks leave a quarter of the 132
-/// multiprocessors idle (its atomics cost more than they bring otherwise).
-static std::optional<ScheduleParams>
-defaultTiledSchedule(const ContractShape &c) {
-  ScheduleParams s;
-  s.kind = ScheduleKind::tiled;
-  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 64);
-  s.mwarps = 1;
-  s.unroll = s.splitk = 1;
-  s.stages = 4;
-  if (c.m <= 32) {
-    // Two warps of 16 weight rows by all of M, 256-wide K tiles.
-    s.warps = 2, s.rows = 1, s.kwarps = 1;
-    s.vec = 64;
-  } else if (c.m <= 64) {
-    // 32 weight rows per warp, two warps along N and two splitting K.
-    s.warps = 4, s.rows = 2, s.kwarps = 2;
-    s.vec = 32;
-  } else {
-    // Two warps of 32 weight rows by 64 rows of M.
-    s.warps = 2, s.rows = 2, s.kwarps = 1;
-    s.vec = 32;
-  }
-  // 16-bit weights: twice the registers per weight row (ptxas spills 32
-  // rows per warp of f16 weights at M = 40).
-  if (dtypeBytes(c.b) > 1)
-    s.rows = 1;
-  while (s.vec > 16 && c.k % (4 * s.vec * s.kwarps))
-    s.vec /= 2;
-  if (c.k % (4 * s.vec * s.kwarps))
-    s.kwarps = 1;
-  ContractGeometry g = contractGeometry(c, s);
-  int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
-  while (s.splitk < 16 && blocks * s.splitk < 100 &&
-         tiles / (s.splitk * 2) >= 2 * s.stages)
-    s.splitk *= 2;
-  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
-    if (s.stages > 2)
-      --s.stages;
-    else if (s.vec > 16)
-      s.vec /= 2;
-    else if (s.kwarps > 1)
-      s.kwarps /= 2;
-    else if (s.rows > 1)
-      s.rows /= 2;
-    else if (s.mtile > 8)
-      s.mtile -= 8;
-    else
-      return false;
-    return true;
-  });
-  return legal ? std::optional(s) : std::nullopt;
-}
-
-/// From this many activation rows on, the heuristic start is the tiled kind.
-/// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
-/// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
-/// M <= 16 starts on mma and the tuner tries both
-/// (bench/results/2026-11-30-tiled).
-static constexpr int64_t kTiledFromM = 17;
-
-std::optional<ScheduleParams>
-mtc::kernel::defaultContractSchedule(const ContractShape &c,
-                                     ScheduleKind kind) {
-  if (kind == ScheduleKind::mma || kind == ScheduleKind::tiled) {
-    if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
-      return std::nullopt;
-    return kind == ScheduleKind::mma ? defaultMmaSchedule(c)
-                                     : defaultTiledSchedule(c);
-  }
-  if (kind != ScheduleKind::simt)
-    return std::nullopt;
-  ScheduleParams s = defaultSimtSchedule(c);
-  if (!checkContractSchedule(c, s).empty())
-    return std::nullopt;
-  return s;
-}
-
-ScheduleParams mtc::kernel::defaultContractSchedule(const ContractShape &c) {
-  if (c.m >= 2 && mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
-    if (c.m >= kTiledFromM)
-      if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c))
-        return *tiled;
-    if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c))
-      return *mma;
-  }
-  return defaultSimtSchedule(c);
-}
-
-static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
-  ScheduleParams s;
-  s.kind = ScheduleKind::simt;
-  int64_t eb = dtypeBytes(c.b);
-  int64_t alignedDim = c.bTransposed ? c.n : c.k;
-  s.vec = 16;
-  while (s.vec > eb && alignedDim % (s.vec / eb))
-    s.vec /= 2;
-  s.warps = 4;
-  s.kwarps = 1;
-  s.splitk = 1;
-  s.mtile = std::min<int64_t>(c.m, 8);
-  if (c.bTransposed) {
-    s.rows = 1;
-    s.mtile = std::min<int64_t>(c.m, 4);
-    s.unroll = 4;
-  } else {
-    s.rows = s.mtile <= 2 ? 2 : 1;
-    s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
-  }
-  // Too few blocks to fill 132 SMs: narrow each block first.
-  while (s.rows > 1 && contractGeometry(c, s).gridN * contractGeometry(c, s).gridM <
-                           2 * 132)
-    s.rows /= 2;
-  // Back off until the schedule is legal (small or odd problems).
-  bool legal = shrinkUntilLegal(c, s, [eb](ScheduleParams &s) {
-    if (s.unroll > 1)
-      s.unroll /= 2;
-    else if (s.rows > 1)
-      s.rows /= 2;
-    else if (s.mtile > 1)
-      s.mtile = std::max<int64_t>(1, s.mtile / 2);
-    else if (s.vec > eb)
-      s.vec /= 2;
-    else
-      return false;
-    return true;
-  });
-  if (legal)
-    return s;
-  // Outputs so large that narrow blocks need more than 2^31 - 1 of them:
-  // take the legal schedule with the fewest blocks. One always exists for
-  // the shapes the graph dialect accepts (M, N < 2^31, at most 2^40 outputs):
-  // 32 warps of 16 rows, 8 rows of M and 1-element loads fit the registers.
-  std::optional<ScheduleParams> widest;
-  int64_t fewest = 0;
-  ScheduleParams w = s;
-  w.warps = 32;
-  w.kwarps = w.unroll = w.splitk = 1;
-  for (w.vec = 16; w.vec >= eb; w.vec /= 2)
-    for (w.rows = 16; w.rows >= 1; w.rows /= 2)
-      for (w.mtile = std::min<int64_t>(c.m, 16); w.mtile >= 1; w.mtile /= 2)
-        if (checkContractSchedule(c, w).empty()) {
-          int64_t blocks = contractLaunchConfig(c, w).grid[0];
-          if (!widest || blocks < fewest)
-            widest = w, fewest = blocks;
-        }
-  return widest.value_or(s);
-}
-
-ScheduleParams mtc::kernel::defaultSchedule(Operation *op) {
-  if (auto c = dyn_cast<ContractOp>(op))
-    return defaultContractSchedule(ContractShape::of(c));
-  ScheduleParams s;
-  s.kind = ScheduleKind::elementwise;
-  s.warps = 4;
-  s.vec = 4;
-  s.rows = s.kwarps = s.unroll = s.mtile = s.splitk = 1;
-  // Huge tensors: bigger blocks until the grid fits (2^40 elements need at
-  // most 32 warps of 16 elements per thread).
-  int64_t n = numElementsOf(op->getResult(0).getType());
-  while (!checkElementwiseSchedule(n, s).empty() && s.warps < 32)
-    s.warps *= 2;
-  while (!checkElementwiseSchedule(n, s).empty() && s.vec < 16)
-    s.vec *= 2;
-  return s;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,9 +1,13 @@
-//===- Schedule.h - Schedules, legality and launch geometry -----*- C++ -*-===//
+//===- Schedule.h - Schedule fields, legality, launch geometry --*- C++ -*-===//
 //
-// Everything that depends on a kernel's schedule but not on its code: which
-// schedules are legal for an op, the heuristic start the autotuner descends
-// from, and the grid/block/shared-memory/workspace that a schedule implies.
-// The lowering, the manifest and the tuner all call these, so they agree.
+// A kernel's schedule as plain data, and everything that depends on it but
+// not on the kernel's code. kScheduleFields describes every field once: the
+// text form, #kernel.schedule, the manifest and the tuner's search space are
+// all written against it (ScheduleFormat.cpp). Schedule.cpp says which
+// schedules are legal for an op and the grid/block/shared-memory/workspace
+// that a schedule implies; the lowering, the manifest and the tuner all call
+// it, so they agree. The heuristic start schedules, fitted to measurements,
+// live with the passes (passes/Heuristics.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_DIALECTS_KERNEL_SCHEDULE_H
@@ -12,8 +16,13 @@
 #include "dialects/Graph/ShapeRules.h"
 #include "dialects/Kernel/KernelOps.h"
 
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/StringRef.h"
+
 #include <array>
+#include <iterator>
 #include <string>
+#include <vector>
 
 namespace mtc::kernel {
 
@@ -28,20 +37,23 @@ struct ContractShape {
   static ContractShape of(ContractOp op);
 };
 
-/// A schedule as plain data (the tuner edits these).
+/// A schedule as plain data (the tuner edits these): the kind, then one
+/// member per row of kScheduleFields, which also gives the defaults.
 struct ScheduleParams {
   ScheduleKind kind = ScheduleKind::simt;
-  int64_t warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1,
-          splitk = 1;
+  int64_t warps, rows, kwarps, vec, unroll, mtile, splitk;
   /// Register cap per thread (.maxnreg); 0 = ptxas decides.
-  int64_t regs = 0;
+  int64_t regs;
   /// Tiled kind: warps along M, and K tiles in the shared-memory ring.
-  int64_t mwarps = 1, stages = 1;
+  int64_t mwarps, stages;
 
+  /// A simt schedule with every field at its default.
+  ScheduleParams();
   static ScheduleParams of(ScheduleAttr attr);
   ScheduleAttr toAttr(mlir::MLIRContext *ctx) const;
-  /// "simt w4 r2 kw1 v16 u4 mt1 sk1" (then " rg128" if regs is set, and
-  /// " mw2 st4" for fields away from their default of 1)
+  /// "simt w4 r2 kw1 v16 u4 mt1 sk1": the kind, then every field in table
+  /// order, those that are not shown at their default (" rg128 mw2 st4")
+  /// only when set.
   std::string str() const;
   /// Parses str()'s format (spaces, commas or colons between fields; fields
   /// left out keep their defaults). Returns std::nullopt and sets `err` on
@@ -51,6 +63,100 @@ struct ScheduleParams {
   bool operator==(const ScheduleParams &o) const;
   bool operator!=(const ScheduleParams &o) const { return !(*this == o); }
 };
+
+/// For #kernel.schedule's storage.
+llvm::hash_code hash_value(const ScheduleParams &s);
+
+/// The values the tuner tries for a field under one kind, in order: the
+/// powers of two in [lo, hi], or the first `count` entries of `list`. An
+/// empty range leaves the field where the start has it.
+struct TuneRange {
+  int64_t lo = 0, hi = 0;
+  std::array<int64_t, 6> list = {};
+  size_t count = 0;
+  constexpr bool empty() const { return lo == 0 && count == 0; }
+  std::vector<int64_t> values() const;
+};
+constexpr TuneRange powersOfTwo(int64_t lo, int64_t hi) {
+  return {lo, hi, {}, 0};
+}
+template <typename... T> constexpr TuneRange oneOf(T... values) {
+  static_assert(sizeof...(T) <= std::tuple_size_v<decltype(TuneRange::list)>);
+  return {0, 0, {int64_t(values)...}, sizeof...(T)};
+}
+
+/// A field as the tuner's coordinate: the coordinates are swept in `order`,
+/// over the field's range for the schedule's kind. With `plusM`, M itself
+/// (rounded up to 8 for tiled) and the current value join the range.
+struct TuneAxis {
+  int order;
+  TuneRange simtAndMma, tiled, elementwise;
+  bool plusM = false;
+  constexpr const TuneRange &forKind(ScheduleKind kind) const {
+    return kind == ScheduleKind::tiled         ? tiled
+           : kind == ScheduleKind::elementwise ? elementwise
+                                               : simtAndMma;
+  }
+};
+
+/// One field of a schedule.
+struct ScheduleField {
+  /// The manifest's key and the #kernel.schedule parameter: "warps".
+  llvm::StringLiteral name;
+  /// The text form's prefix: "w" of "w4".
+  llvm::StringLiteral letters;
+  int64_t ScheduleParams::*member;
+  int64_t defaultValue;
+  /// Shown at its default too, by str() and #kernel.schedule (which then
+  /// requires it); the other fields appear only when set.
+  bool shownAtDefault;
+  TuneAxis tune;
+};
+
+/// Every field but the kind, in the order of the text form and of
+/// #kernel.schedule. Adding a field: a member of ScheduleParams, a row here
+/// and its use in the lowering; the text form, the attribute, the manifest
+/// and the tuner follow (legality, in Schedule.cpp, knows only the rules it
+/// is given).
+inline constexpr ScheduleField kScheduleFields[] = {
+    // name, letters, member, default, shown at default,
+    //   {tuner order, range for simt and mma, for tiled, for elementwise}
+    {"warps", "w", &ScheduleParams::warps, 4, true,
+     {1, powersOfTwo(1, 32), powersOfTwo(1, 32), powersOfTwo(1, 32)}},
+    {"rows", "r", &ScheduleParams::rows, 1, true,
+     {2, powersOfTwo(1, 16), powersOfTwo(1, 16), {}}},
+    {"kwarps", "kw", &ScheduleParams::kwarps, 1, true,
+     {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}}},
+    {"vec", "v", &ScheduleParams::vec, 16, true,
+     {7, powersOfTwo(1, 64), powersOfTwo(1, 64), powersOfTwo(1, 16)}},
+    {"unroll", "u", &ScheduleParams::unroll, 1, true,
+     {4, powersOfTwo(1, 16), {}, {}}},
+    // Rows of M per block: also M itself and wherever the start is.
+    {"mtile", "mt", &ScheduleParams::mtile, 1, true,
+     {8, powersOfTwo(1, 16), powersOfTwo(8, 256), {}, /*plusM=*/true}},
+    {"splitk", "sk", &ScheduleParams::splitk, 1, true,
+     {9, powersOfTwo(1, 64), powersOfTwo(1, 64), {}}},
+    // Register caps: 0 lets ptxas choose (it may sink loads to gain
+    // occupancy); 255 is no cap at all, but ptxas stops trading registers
+    // for occupancy; then tighter caps keep more loads in flight.
+    {"regs", "rg", &ScheduleParams::regs, 0, false,
+     {0, oneOf(0, 255, 168, 128, 96), oneOf(0, 255, 168, 128, 96), {}}},
+    {"mwarps", "mw", &ScheduleParams::mwarps, 1, false,
+     {3, {}, powersOfTwo(1, 8), {}}},
+    {"stages", "st", &ScheduleParams::stages, 1, false,
+     {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}}},
+};
+inline constexpr size_t kNumScheduleFields = std::size(kScheduleFields);
+
+static_assert(sizeof(ScheduleParams) ==
+                  sizeof(int64_t) * (1 + kNumScheduleFields),
+              "every int64_t member of ScheduleParams but the kind needs a "
+              "row in kScheduleFields");
+
+inline ScheduleParams::ScheduleParams() {
+  for (const ScheduleField &f : kScheduleFields)
+    this->*f.member = f.defaultValue;
+}
 
 struct LaunchConfig {
   std::array<int64_t, 3> grid{1, 1, 1};
@@ -72,14 +178,6 @@ std::string checkContractSchedule(const ContractShape &c,
                                   const ScheduleParams &s);
 std::string checkElementwiseSchedule(int64_t numElements,
                                      const ScheduleParams &s);
-
-/// The heuristic start for `op`.
-ScheduleParams defaultSchedule(mlir::Operation *op);
-ScheduleParams defaultContractSchedule(const ContractShape &c);
-/// The heuristic start restricted to one kind (none if that kind cannot run
-/// the problem).
-std::optional<ScheduleParams> defaultContractSchedule(const ContractShape &c,
-                                                      ScheduleKind kind);
 
 LaunchConfig launchConfig(mlir::Operation *op, const ScheduleParams &s);
 LaunchConfig contractLaunchConfig(const ContractShape &c,
@@ -111,7 +209,8 @@ constexpr int64_t kMaxOptinShared = 227 * 1024;
 /// Whether the body and layouts of `op` can use the mma and tiled kinds ("" if
 /// so).
 std::string mmaSupport(const ContractShape &c, bool aIsExtF, bool bIsCast);
-ContractGeometry contractGeometry(const ContractShape &c, const ScheduleParams &s);
+ContractGeometry contractGeometry(const ContractShape &c,
+                                  const ScheduleParams &s);
 
 /// Elements of the result of an elementwise op.
 int64_t numElementsOf(mlir::Type t);

@@ -1,6 +1,7 @@
 //===- CompilerTest.cpp - Manifests, schedules and the compile driver ------===//
 #include "compiler/Compiler.h"
 #include "compiler/Frontend.h"
+#include "passes/Heuristics.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,6 +1,6 @@
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules))' | FileCheck %s
 
-// Kernels without a schedule get the heuristic one (Schedule.cpp,
+// Kernels without a schedule get the heuristic one (passes/Heuristics.cpp,
 // defaultSchedule); a schedule already present is kept.
 
 #row = affine_map<(d0, d1) -> (d1)>

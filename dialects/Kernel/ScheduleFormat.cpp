@@ -1,0 +1,196 @@
+//===- ScheduleFormat.cpp - Schedules as text and as attributes -----------===//
+//
+// Everything that walks kScheduleFields: the text form ("tiled w2 r2 kw1 v32
+// u1 mt64 sk1 st4"), #kernel.schedule's syntax and storage, equality and the
+// tuner's ranges.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Kernel/Schedule.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+
+//===----------------------------------------------------------------------===//
+// Plain data
+//===----------------------------------------------------------------------===//
+
+ScheduleParams ScheduleParams::of(ScheduleAttr a) { return a.getParams(); }
+
+ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
+  return ScheduleAttr::get(ctx, *this);
+}
+
+bool ScheduleParams::operator==(const ScheduleParams &o) const {
+  if (kind != o.kind)
+    return false;
+  for (const ScheduleField &f : kScheduleFields)
+    if (this->*f.member != o.*f.member)
+      return false;
+  return true;
+}
+
+llvm::hash_code mtc::kernel::hash_value(const ScheduleParams &s) {
+  llvm::hash_code h = llvm::hash_value(static_cast<uint32_t>(s.kind));
+  for (const ScheduleField &f : kScheduleFields)
+    h = llvm::hash_combine(h, s.*f.member);
+  return h;
+}
+
+std::vector<int64_t> TuneRange::values() const {
+  if (count)
+    return std::vector<int64_t>(list.begin(), list.begin() + count);
+  std::vector<int64_t> v;
+  for (int64_t x = lo; lo > 0 && x <= hi; x *= 2)
+    v.push_back(x);
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// Text
+//===----------------------------------------------------------------------===//
+
+std::string ScheduleParams::str() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << stringifyScheduleKind(kind);
+  for (const ScheduleField &f : kScheduleFields)
+    if (f.shownAtDefault || this->*f.member != f.defaultValue)
+      os << " " << f.letters << this->*f.member;
+  return s;
+}
+
+/// The field whose letters begin `text`, the longest if several do ("rg"
+/// rather than "r" for "rg128").
+static const ScheduleField *fieldOfText(StringRef text) {
+  const ScheduleField *best = nullptr;
+  for (const ScheduleField &f : kScheduleFields)
+    if (text.starts_with(f.letters) &&
+        (!best || f.letters.size() > best->letters.size()))
+      best = &f;
+  return best;
+}
+
+std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
+                                                   std::string &err) {
+  ScheduleParams s;
+  SmallVector<StringRef> words;
+  SmallString<64> normalized(text);
+  for (char &c : normalized)
+    if (c == ',' || c == ':')
+      c = ' ';
+  StringRef(normalized).split(words, ' ', -1, /*KeepEmpty=*/false);
+  if (words.empty()) {
+    err = "empty schedule";
+    return std::nullopt;
+  }
+  std::optional<ScheduleKind> kind = symbolizeScheduleKind(words[0]);
+  if (!kind) {
+    err = "unknown schedule kind '" + words[0].str() +
+          "' (simt, mma, tiled, elementwise)";
+    return std::nullopt;
+  }
+  s.kind = *kind;
+  for (StringRef w : llvm::drop_begin(words)) {
+    const ScheduleField *f = fieldOfText(w);
+    if (!f) {
+      std::string letters;
+      for (const ScheduleField &g : kScheduleFields)
+        letters += (letters.empty() ? "" : ", ") + g.letters.str();
+      err = "unknown schedule field '" + w.str() + "' (" + letters +
+            " followed by a number)";
+      return std::nullopt;
+    }
+    int64_t v;
+    if (w.drop_front(f->letters.size()).getAsInteger(10, v) || v <= 0) {
+      err = "bad schedule field '" + w.str() + "'";
+      return std::nullopt;
+    }
+    s.*f->member = v;
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// #kernel.schedule
+//===----------------------------------------------------------------------===//
+
+void ScheduleAttr::print(AsmPrinter &printer) const {
+  ScheduleParams s = getParams();
+  printer << "<kind = " << stringifyScheduleKind(s.kind);
+  for (const ScheduleField &f : kScheduleFields)
+    if (f.shownAtDefault || s.*f.member != f.defaultValue)
+      printer << ", " << f.name << " = " << s.*f.member;
+  printer << ">";
+}
+
+/// Parses the kind's keyword (the error messages are ODS's for an enum).
+static FailureOr<ScheduleKind> parseKind(AsmParser &parser) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string word;
+  if (failed(parser.parseKeywordOrString(&word)))
+    return failure();
+  if (std::optional<ScheduleKind> kind = symbolizeScheduleKind(word))
+    return *kind;
+  InFlightDiagnostic d = parser.emitError(loc)
+                         << "expected ::mtc::kernel::ScheduleKind to be one "
+                            "of: ";
+  for (uint32_t i = 0; i <= getMaxEnumValForScheduleKind(); ++i)
+    d << (i ? ", " : "") << stringifyScheduleKind(ScheduleKind(i));
+  return failure();
+}
+
+/// `<` then `name = value` pairs in any order, `>`; what a struct(params)
+/// format over the kind and the fields would accept, with the same errors.
+Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
+  ScheduleParams s;
+  bool seenKind = false;
+  std::array<bool, kNumScheduleFields> seen = {};
+  auto fail = [&](const Twine &message) {
+    parser.emitError(parser.getCurrentLocation(), message);
+    return Attribute();
+  };
+  auto typeError = [&](StringRef name, StringRef type) {
+    return fail("failed to parse Kernel_ScheduleAttr parameter '" + name +
+                "' which is to be a `" + type + "`");
+  };
+  if (parser.parseLess())
+    return {};
+  do {
+    StringRef key;
+    if (parser.parseKeyword(&key))
+      return fail("expected a parameter name in struct");
+    if (parser.parseEqual())
+      return {};
+    if (key == "kind" && !seenKind) {
+      seenKind = true;
+      FailureOr<ScheduleKind> kind = parseKind(parser);
+      if (failed(kind))
+        return typeError("kind", "::mtc::kernel::ScheduleKind");
+      s.kind = *kind;
+      continue;
+    }
+    const ScheduleField *f = llvm::find_if(
+        kScheduleFields, [&](const ScheduleField &f) { return f.name == key; });
+    size_t i = f - std::begin(kScheduleFields);
+    if (i == kNumScheduleFields || seen[i])
+      return fail("duplicate or unknown struct parameter name: " + key);
+    seen[i] = true;
+    FailureOr<int64_t> value = FieldParser<int64_t>::parse(parser);
+    if (failed(value))
+      return typeError(f->name, "int64_t");
+    s.*f->member = *value;
+  } while (succeeded(parser.parseOptionalComma()));
+  if (!seenKind)
+    return fail("struct is missing required parameter: kind");
+  for (auto [i, f] : llvm::enumerate(kScheduleFields))
+    if (f.shownAtDefault && !seen[i])
+      return fail("struct is missing required parameter: " + f.name);
+  if (parser.parseGreater())
+    return {};
+  return get(parser.getContext(), s);
+}
