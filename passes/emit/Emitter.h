@@ -7,9 +7,10 @@
 // function and its shared memory, vector loads and the conversion of their
 // elements to f32, and the scalar ops of kernel regions.
 //
-// The emitters of passes/emit/: Contract.{h,cpp} (what every contraction
-// kind shares), TensorCore.cpp (what the mma and tiled kinds share), one file
-// per contraction schedule kind (Simt.cpp, Mma.cpp, Tiled.cpp, registered in
+// passes/emit/ holds: GpuBuilder.{h,cpp} (the builder they all use), this
+// file and Emitter.cpp, Contract.{h,cpp} (what every contraction kind
+// shares), TensorCore.cpp (what the mma and tiled kinds share), one file per
+// contraction schedule kind (Simt.cpp, Mma.cpp, Tiled.cpp, registered in
 // ContractKinds.def), Elementwise.cpp, and KernelEmitter.cpp (emitKernel,
 // the entry point of passes/KernelEmitter.h).
 //
@@ -17,8 +18,8 @@
 #ifndef MTC_PASSES_EMIT_EMITTER_H
 #define MTC_PASSES_EMIT_EMITTER_H
 
-#include "passes/GpuBuilder.h"
 #include "passes/KernelEmitter.h"
+#include "passes/emit/GpuBuilder.h"
 
 #include "dialects/Kernel/KernelOps.h"
 
