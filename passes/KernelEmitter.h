@@ -16,7 +16,8 @@ struct EmitOptions {
 /// as an `llvm.func` named `name` at the builder's insertion point, which must
 /// be in a module body. Parameters: one `!llvm.ptr<1>` per input (for a
 /// contraction: A, B, then the epilogue inputs), the output, and the
-/// workspace when the schedule splits K across blocks.
+/// workspace when the schedule splits K across blocks. The emitters are in
+/// passes/emit/ (Emitter.h gives their map).
 mlir::LogicalResult emitKernel(mlir::OpBuilder &b, mlir::Operation *op,
                                llvm::StringRef name, const EmitOptions &opts);
 

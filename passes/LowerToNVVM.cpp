@@ -1,8 +1,8 @@
 //===- LowerToNVVM.cpp - Kernel ops to llvm.func GPU kernels ---------------===//
 //
 // `mtc-lower-to-nvvm`: each kernel op of each graph.func becomes an llvm.func
-// kernel (KernelEmitter.cpp writes the code), named <graph>_k<index> in
-// launch order, annotated with the graph nodes it computes and its launch
+// kernel (the emitters of passes/emit/ write the code), named <graph>_k<index>
+// in launch order, annotated with the graph nodes it computes and its launch
 // geometry. The graph.funcs are then erased: what remains is device code.
 //
 //===----------------------------------------------------------------------===//

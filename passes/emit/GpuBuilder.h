@@ -6,8 +6,8 @@
 // the emitters readable; it adds no semantics of its own.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MTC_PASSES_GPUBUILDER_H
-#define MTC_PASSES_GPUBUILDER_H
+#ifndef MTC_PASSES_EMIT_GPUBUILDER_H
+#define MTC_PASSES_EMIT_GPUBUILDER_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -88,4 +88,4 @@ public:
 
 } // namespace mtc
 
-#endif // MTC_PASSES_GPUBUILDER_H
+#endif // MTC_PASSES_EMIT_GPUBUILDER_H

@@ -1,5 +1,5 @@
 //===- GpuBuilder.cpp - Building GPU kernels in the LLVM dialect -----------===//
-#include "passes/GpuBuilder.h"
+#include "passes/emit/GpuBuilder.h"
 
 using namespace mlir;
 

@@ -1,0 +1,240 @@
+//===- Contract.cpp - What the contraction emitters share -----------------===//
+//
+// Every contraction kernel has the parameters A, B, the epilogue inputs, the
+// output and (when blocks split K) the workspace. Its threads own outputs
+// and K pieces as the schedule's kind decides; the kinds deliver each output
+// through the same path: warps that split K add their partial sums in shared
+// memory, blocks that split K add theirs into a zeroed f32 workspace and the
+// last block to arrive runs the epilogue and re-zeroes it, and the epilogue
+// runs on one thread per output and stores the result.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/emit/Contract.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::emit;
+using namespace mtc::kernel;
+using llvm::SmallVector;
+using Pred = arith::CmpIPredicate;
+
+ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
+                                 const EmitOptions &opts)
+    : Emitter(b, op.getLoc(), name, opts), op(op), c(ContractShape::of(op)),
+      s(ScheduleParams::of(*op.getSchedule())), geo(contractGeometry(c, s)) {
+  aElem = elementTypeOf(op.getA());
+  bElem = elementTypeOf(op.getB());
+  outElem = elementTypeOf(op.getResult());
+  ea = bytesOf(aElem);
+  eb = bytesOf(bElem);
+  eo = bytesOf(outElem);
+  aChain = op.getAChain();
+  bChain = op.getBChain();
+}
+
+ContractEmitter::~ContractEmitter() = default;
+
+LogicalResult ContractEmitter::emit() {
+  unsigned numEp = op.getEpilogueInputs().size();
+  unsigned numParams = 2 + numEp + 1 + (s.splitk > 1 ? 1 : 0);
+  beginKernel(numParams, 2 + numEp, s.warps * 32, s.regs);
+  A = param(0);
+  B = param(1);
+  for (unsigned j = 0; j < numEp; ++j)
+    E.push_back(param(2 + j));
+  Out = param(2 + numEp);
+  if (s.splitk > 1)
+    WS = param(3 + numEp);
+
+  tid = g.tidX();
+  lane = g.band(tid, g.c32(31));
+  Value warp = g.lshr(tid, g.c32(5));
+  wn = g.band(warp, g.c32(geo.warpsN - 1));
+  wk = g.lshr(warp, g.c32(llvm::Log2_64(geo.warpsN)));
+  bid = g.ctaidX();
+  Value by = g.urem(bid, g.c32(geo.gridM));
+  bx = g.udiv(bid, g.c32(geo.gridM));
+  Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
+  m0 = g.mul(by, g.c32(s.mtile));
+  assignPiece(bz);
+
+  emitBody();
+  endKernel();
+  return success();
+}
+
+void ContractEmitter::assignPiece(Value bz) {
+  piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
+}
+
+Value ContractEmitter::aBase(Value mi) {
+  int64_t stride = c.aTransposed ? ea : K() * ea;
+  return g.gep(A, g.mul(g.zext64(mi), g.c64(stride)));
+}
+
+Value ContractEmitter::aOffset(Value k) {
+  int64_t stride = c.aTransposed ? M() * ea : ea;
+  return g.mul(k, g.c64(stride));
+}
+
+Value ContractEmitter::clampedRow(int64_t i) {
+  return g.umin(g.add(m0, g.c32(i)), g.c32(M() - 1));
+}
+
+std::pair<Value, Value> ContractEmitter::pieceRange(int64_t total) {
+  Value p = g.zext64(piece);
+  Value begin = g.udiv(g.mul(p, g.c64(total)), g.c64(geo.pieces));
+  Value end = g.udiv(g.mul(g.add(p, g.c64(1)), g.c64(total)),
+                     g.c64(geo.pieces));
+  return {begin, end};
+}
+
+//===----------------------------------------------------------------------===//
+// The epilogue and split-K
+//===----------------------------------------------------------------------===//
+
+Value ContractEmitter::epilogueOffset(unsigned j, Value m, Value n) {
+  ArrayRef<int64_t> R = op.getType().getShape();
+  AffineMap map = cast<AffineMapAttr>(op.getEpilogueMaps()[j]).getValue();
+  ArrayRef<int64_t> shape =
+      cast<RankedTensorType>(op.getEpilogueInputs()[j].getType()).getShape();
+  SmallVector<int64_t> strides = stridesOf(shape);
+  // Index of each result dim, computed on demand.
+  SmallVector<Value> idx(R.size());
+  idx[R.size() - 1] = g.zext64(n);
+  auto dimIndex = [&](unsigned d) -> Value {
+    if (idx[d])
+      return idx[d];
+    Value rest = g.zext64(m);
+    for (int t = int(R.size()) - 2; t >= 0; --t) {
+      Value here = t == 0 ? rest : g.urem(rest, g.c64(R[t]));
+      if (!idx[t])
+        idx[t] = here;
+      if (t > 0)
+        rest = g.udiv(rest, g.c64(R[t]));
+    }
+    return idx[d];
+  };
+  Value off = g.c64(0);
+  for (auto [t, expr] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    if (!dim)
+      continue; // broadcast dim: index 0
+    off = g.add(off, g.mul(dimIndex(dim.getPosition()), g.c64(strides[t])));
+  }
+  return off;
+}
+
+void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
+  Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                    g.cmp(Pred::ult, n, g.c32(N())));
+  g.ifThen(ok, [&] {
+    SmallVector<Value> args{acc};
+    for (unsigned j = 0; j < E.size(); ++j) {
+      Type t = elementTypeOf(op.getEpilogueInputs()[j]);
+      Value off = g.mul(epilogueOffset(j, m, n), g.c64(bytesOf(t)));
+      args.push_back(g.load(t, g.gep(E[j], off), bytesOf(t), true));
+    }
+    Value v = emitBlock(op.getEpilogue().front(), args);
+    Value off = g.mul(g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n)),
+                      g.c64(eo));
+    g.store(v, g.gep(Out, off), eo);
+  });
+}
+
+Value ContractEmitter::workspaceElem(Value m, Value n) {
+  Value idx = g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n));
+  return g.gep(WS, g.mul(idx, g.c64(4)));
+}
+
+void ContractEmitter::deliver(Value m, Value n, Value v) {
+  if (s.splitk == 1)
+    return writeOutput(m, n, v);
+  Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                    g.cmp(Pred::ult, n, g.c32(N())));
+  g.ifThen(ok, [&] {
+    LLVM::AtomicRMWOp::create(g.b, g.loc, LLVM::AtomicBinOp::fadd,
+                              workspaceElem(m, n), v,
+                              LLVM::AtomicOrdering::monotonic, "device");
+  });
+}
+
+void ContractEmitter::splitKFinish(int64_t count,
+                                   function_ref<Value(int64_t)> ownerOf,
+                                   function_ref<Value(int64_t)> mOf,
+                                   function_ref<Value(int64_t)> nOf) {
+  if (s.splitk == 1)
+    return;
+  Value flag = sharedArray("last", g.i32, 1);
+  g.fenceGpu();
+  g.barrier();
+  int64_t countersAt = llvm::alignTo(M() * N() * 4, 256);
+  Value counter = g.gep(WS, g.add(g.c64(countersAt),
+                                  g.mul(g.zext64(bid), g.c64(4))));
+  g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
+    Value ticket = LLVM::AtomicRMWOp::create(
+        g.b, g.loc, LLVM::AtomicBinOp::add, counter, g.c32(1),
+        LLVM::AtomicOrdering::acq_rel, "device");
+    Value last = g.cmp(Pred::eq, ticket, g.c32(s.splitk - 1));
+    g.store(arith::ExtUIOp::create(g.b, g.loc, g.i32, last), flag, 4);
+  });
+  g.barrier();
+  Value isLast = g.cmp(Pred::ne, g.load(g.i32, flag, 4), g.c32(0));
+  g.ifThen(isLast, [&] {
+    g.fenceGpu();
+    SmallVector<Value> totals;
+    for (int64_t j = 0; j < count; ++j) {
+      Value ws = workspaceElem(g.umin(mOf(j), g.c32(M() - 1)),
+                               g.umin(nOf(j), g.c32(N() - 1)));
+      // Relaxed at device scope: the other blocks' sums are in L2.
+      totals.push_back(LLVM::LoadOp::create(
+          g.b, g.loc, g.f32, ws, g.b.getI64IntegerAttr(4), /*volatile_=*/false,
+          /*nontemporal=*/false, /*invariant=*/false,
+          /*invariantGroup=*/false, LLVM::AtomicOrdering::monotonic,
+          g.b.getStringAttr("device"), nullptr, nullptr, nullptr, nullptr,
+          nullptr));
+    }
+    for (int64_t j = 0; j < count; ++j) {
+      Value m = mOf(j), n = nOf(j);
+      Value ok = g.andi(ownerOf(j), g.andi(g.cmp(Pred::ult, m, g.c32(M())),
+                                           g.cmp(Pred::ult, n, g.c32(N()))));
+      g.ifThen(ok, [&] {
+        g.store(g.cf32(0), workspaceElem(m, n), 4);
+        writeOutput(m, n, totals[j]);
+      });
+    }
+    g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)),
+             [&] { g.store(g.c32(0), counter, 4); });
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The sum over the warps that split K
+//===----------------------------------------------------------------------===//
+
+void ContractEmitter::deliverAll(int64_t count, ArrayRef<Value> acc,
+                                 function_ref<Value(Value, int64_t)> slot,
+                                 function_ref<Value(int64_t)> mOf,
+                                 function_ref<Value(int64_t)> nOf) {
+  Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+  if (slot) {
+    for (int64_t j = 0; j < count; ++j)
+      g.store(acc[j], slot(wk, j), 4);
+    g.barrier();
+    g.ifThen(firstPiece, [&] {
+      for (int64_t j = 0; j < count; ++j) {
+        Value sum = g.cf32(0);
+        for (int64_t w = 0; w < s.kwarps; ++w)
+          sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
+        deliver(mOf(j), nOf(j), sum);
+      }
+    });
+  } else {
+    for (int64_t j = 0; j < count; ++j)
+      deliver(mOf(j), nOf(j), acc[j]);
+  }
+  splitKFinish(count, [&](int64_t) { return firstPiece; }, mOf, nOf);
+}

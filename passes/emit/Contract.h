@@ -1,0 +1,169 @@
+//===- Contract.h - What the contraction emitters share ---------*- C++ -*-===//
+//
+// A kernel.contract becomes one kernel whose code depends on its schedule's
+// kind. `ContractEmitter` is what every kind shares: the kernel's parameters
+// and thread indices, the A operand's addressing, the K pieces, the
+// epilogue, the sum over the warps that split K, and split-K across blocks.
+// `TensorCoreEmitter` adds what the tensor-core kinds (mma and tiled) share:
+// mma.sync, the weight fragments and the int8 dequantization into them, and
+// the accumulators' layout. Each kind is a subclass in a file of its own,
+// created by the factory that ContractKinds.def registers for it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_PASSES_EMIT_CONTRACT_H
+#define MTC_PASSES_EMIT_CONTRACT_H
+
+#include "passes/emit/Emitter.h"
+
+#include "dialects/Kernel/KernelOps.h"
+#include "dialects/Kernel/Schedule.h"
+
+#include <memory>
+
+namespace mtc::emit {
+
+/// The base of the contraction kinds: a subclass writes the kind's K loop
+/// (emitBody) with the state and helpers here, and delivers its outputs
+/// through deliverAll (or deliver and splitKFinish).
+class ContractEmitter : public Emitter {
+public:
+  ContractEmitter(mlir::OpBuilder &b, kernel::ContractOp op,
+                  llvm::StringRef name, const EmitOptions &opts);
+  virtual ~ContractEmitter();
+
+  /// Emits the kernel: its parameters and thread indices, then emitBody().
+  mlir::LogicalResult emit();
+
+protected:
+  /// Sets `piece`, the K piece of this thread's warp, from the block's
+  /// split-K index `bz`. By default each block has kwarps pieces, one per
+  /// warp along K (`wk`); kinds that split their warps further override it.
+  virtual void assignPiece(mlir::Value bz);
+  /// The kind's code: its K loop, and the delivery of its outputs.
+  virtual void emitBody() = 0;
+
+  kernel::ContractOp op;
+  kernel::ContractShape c;
+  kernel::ScheduleParams s;
+  kernel::ContractGeometry geo;
+  mlir::Type aElem, bElem, outElem;
+  unsigned ea, eb, eo;
+  llvm::SmallVector<mlir::Operation *> aChain, bChain;
+  /// Parameters: A, B, the epilogue inputs, the output, the workspace.
+  mlir::Value A, B, Out, WS;
+  llvm::SmallVector<mlir::Value> E;
+  /// Thread, lane, warp along N and along K, block, block along N, first
+  /// output row of the block, K piece.
+  mlir::Value tid, lane, wn, wk, bid, bx, m0, piece;
+
+  int64_t M() const { return c.m; }
+  int64_t N() const { return c.n; }
+  int64_t K() const { return c.k; }
+
+  /// Pointer to A's row `mi` (non-transposed) or column (transposed).
+  mlir::Value aBase(mlir::Value mi);
+  /// Byte offset of element k (i64) from aBase.
+  mlir::Value aOffset(mlir::Value k);
+  /// A row index clamped into range (out-of-range rows compute garbage that
+  /// is never stored).
+  mlir::Value clampedRow(int64_t i);
+  /// K range [begin, end) of this thread's piece, out of `total` units of K
+  /// (elements, chunks or tiles, as the kind steps through K).
+  std::pair<mlir::Value, mlir::Value> pieceRange(int64_t total);
+
+  /// Unflattens output row `m` and column `n` into the result's index and
+  /// returns the element offset of epilogue input `j` (i64).
+  mlir::Value epilogueOffset(unsigned j, mlir::Value m, mlir::Value n);
+  /// Applies the epilogue to `acc` for output (m, n) and stores it, if the
+  /// output exists.
+  void writeOutput(mlir::Value m, mlir::Value n, mlir::Value acc);
+  /// Workspace element for output (m, n).
+  mlir::Value workspaceElem(mlir::Value m, mlir::Value n);
+  /// What the owner of output (m, n) does with its block's sum: store it
+  /// through the epilogue, or add it into the split-K workspace.
+  void deliver(mlir::Value m, mlir::Value n, mlir::Value v);
+
+  /// Split-K: after every block added its sums, the last block to arrive
+  /// takes the totals (re-zeroing the workspace) and runs the epilogue.
+  /// Output j (of `count`) is (mOf(j), nOf(j)), delivered by the threads
+  /// where ownerOf(j) holds. All totals are loaded first, unconditionally
+  /// (clamped addresses), so the loads overlap instead of each waiting for
+  /// the epilogue of the one before.
+  void splitKFinish(int64_t count,
+                    llvm::function_ref<mlir::Value(int64_t)> ownerOf,
+                    llvm::function_ref<mlir::Value(int64_t)> mOf,
+                    llvm::function_ref<mlir::Value(int64_t)> nOf);
+
+  /// For schedules where every thread owns `count` outputs: sums the partial
+  /// results of the warps splitting K through shared memory (`slot(w, j)`
+  /// is output j's place for K piece w; none when kwarps is 1), delivers
+  /// each output from the threads of piece 0, and finishes split-K.
+  void deliverAll(int64_t count, llvm::ArrayRef<mlir::Value> acc,
+                  llvm::function_ref<mlir::Value(mlir::Value, int64_t)> slot,
+                  llvm::function_ref<mlir::Value(int64_t)> mOf,
+                  llvm::function_ref<mlir::Value(int64_t)> nOf);
+};
+
+//===----------------------------------------------------------------------===//
+// Tensor cores: mma.sync m16n8k16, weight stored [N, K]
+//===----------------------------------------------------------------------===//
+//
+// The product is computed transposed, out^T = W x^T: the weight is mma's
+// A operand (16 rows of N by 16 of K) and the activations its B operand
+// (16 of K by 8 rows of M), so a batch of 1 to 8 rows wastes nothing of a
+// weight tile. The order of the 16 k's inside one mma is free as long as A
+// and B agree, so lane (g = lane / 4, t = lane % 4) takes physical k =
+// 16 t + 4 j + {0..3} for step j of a 64-wide K chunk: each lane loads 16
+// contiguous k of its weight rows g and g + 8 and of its activation row g,
+// and the fragments are consecutive words of those loads. int8 becomes
+// bf16 pairs by byte permutes against 2^23 (f32), one subtraction and a
+// permute packing the high halves; for f16, by permutes against 1024 and
+// one f16x2 subtraction.
+
+/// The base of the tensor-core kinds (Mma.cpp, Tiled.cpp).
+class TensorCoreEmitter : public ContractEmitter {
+protected:
+  using ContractEmitter::ContractEmitter;
+
+  /// {lo, hi} bf16x2 / f16x2 words for the four int8 of `word`.
+  std::pair<mlir::Value, mlir::Value> dequantPairs(mlir::Value word, bool f16);
+  /// D = A B + C for one m16n8k16 tile (accumulators in f32).
+  void mma(llvm::ArrayRef<mlir::Value> a, llvm::ArrayRef<mlir::Value> bw,
+           llvm::MutableArrayRef<mlir::Value> acc, bool f16);
+  /// mma's A fragment for k-step j from a lane's words of weight rows g
+  /// (`lo`) and g + 8 (`hi`): int8 words are dequantized (one word, four k's,
+  /// per step), 16-bit words are used as they are (two words per step).
+  llvm::SmallVector<mlir::Value, 4>
+  weightFragment(llvm::ArrayRef<mlir::Value> lo, llvm::ArrayRef<mlir::Value> hi,
+                 int64_t j, bool quantized, bool f16);
+
+  /// Output row (m) and column (n) of accumulator j = (r * mt + i) * 4 + c of
+  /// a warp whose tiles start at weight row `nWarp` and activation row
+  /// `mWarp`: weight row g (+8 for c >= 2) of 16-row tile r, activation row
+  /// 2t (+1 for odd c) of 8-row tile i.
+  mlir::Value mmaOutputN(mlir::Value nWarp, int64_t j, int64_t mt);
+  mlir::Value mmaOutputM(mlir::Value mWarp, int64_t j, int64_t mt);
+
+  /// Sums the accumulators of the kwarps warps that split K (each of the
+  /// `slice` warps of K piece w parks them at [w][its index][j][lane] in
+  /// shared memory) and delivers them; with one K piece, delivers directly.
+  void deliverMma(llvm::ArrayRef<mlir::Value> acc, int64_t slice,
+                  mlir::Value warpInSlice,
+                  llvm::function_ref<mlir::Value(int64_t)> mOf,
+                  llvm::function_ref<mlir::Value(int64_t)> nOf);
+};
+
+//===----------------------------------------------------------------------===//
+// The contraction kinds
+//===----------------------------------------------------------------------===//
+
+/// One factory per kind: the emitter of `op` with a schedule of that kind.
+#define MTC_CONTRACT_KIND(KIND, CREATE)                                        \
+  std::unique_ptr<ContractEmitter> CREATE(                                     \
+      mlir::OpBuilder &b, kernel::ContractOp op, llvm::StringRef name,         \
+      const EmitOptions &opts);
+#include "passes/emit/ContractKinds.def"
+
+} // namespace mtc::emit
+
+#endif // MTC_PASSES_EMIT_CONTRACT_H

@@ -1,0 +1,104 @@
+//===- Elementwise.cpp - Elementwise kernels ------------------------------===//
+//
+// Each thread computes `vec` elements of the result, a block-stride apart:
+// it loads the inputs' elements at the result index (through each input's
+// indexing map), runs the body and stores the result.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/emit/Emitter.h"
+
+#include "dialects/Kernel/Schedule.h"
+
+#include "mlir/IR/AffineExpr.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::emit;
+using namespace mtc::kernel;
+using llvm::SmallVector;
+using Pred = arith::CmpIPredicate;
+
+namespace {
+
+class ElementwiseEmitter : public Emitter {
+public:
+  ElementwiseEmitter(OpBuilder &b, ElementwiseOp op, StringRef name,
+                     const EmitOptions &opts)
+      : Emitter(b, op.getLoc(), name, opts), op(op),
+        s(ScheduleParams::of(*op.getSchedule())) {}
+
+  LogicalResult emit();
+
+private:
+  ElementwiseOp op;
+  ScheduleParams s;
+
+  SmallVector<Value> unflatten(Value idx, ArrayRef<int64_t> R);
+  Value inputOffset(unsigned j, Value flat, ArrayRef<Value> dims);
+};
+
+} // namespace
+
+LogicalResult ElementwiseEmitter::emit() {
+  unsigned numIn = op.getInputs().size();
+  int64_t threads = s.warps * 32;
+  beginKernel(numIn + 1, numIn, threads, s.regs);
+  ArrayRef<int64_t> R = op.getType().getShape();
+  int64_t total = numElementsOf(op.getType());
+  Type outElem = elementTypeOf(op.getResult());
+  Value out = param(numIn);
+  Value tid = g.zext64(g.tidX());
+  Value bid = g.zext64(g.ctaidX());
+  for (int64_t v = 0; v < s.vec; ++v) {
+    Value idx = g.add(
+        g.mul(g.add(g.mul(bid, g.c64(s.vec)), g.c64(v)), g.c64(threads)),
+        tid);
+    g.ifThen(g.cmp(Pred::ult, idx, g.c64(total)), [&] {
+      SmallVector<Value> dims = unflatten(idx, R);
+      SmallVector<Value> args;
+      for (auto [j, in] : llvm::enumerate(op.getInputs())) {
+        Type t = elementTypeOf(in);
+        Value off = inputOffset(j, idx, dims);
+        args.push_back(g.load(t, g.gep(param(j), g.mul(off, g.c64(
+                                                            bytesOf(t)))),
+                              bytesOf(t), true));
+      }
+      Value r = emitBlock(op.getBody().front(), args);
+      g.store(r, g.gep(out, g.mul(idx, g.c64(bytesOf(outElem)))),
+              bytesOf(outElem));
+    });
+  }
+  endKernel();
+  return success();
+}
+
+SmallVector<Value> ElementwiseEmitter::unflatten(Value idx,
+                                                 ArrayRef<int64_t> R) {
+  SmallVector<Value> dims(R.size());
+  Value rest = idx;
+  for (int t = int(R.size()) - 1; t >= 0; --t) {
+    dims[t] = t == 0 ? rest : g.urem(rest, g.c64(R[t]));
+    if (t > 0)
+      rest = g.udiv(rest, g.c64(R[t]));
+  }
+  return dims;
+}
+
+Value ElementwiseEmitter::inputOffset(unsigned j, Value flat,
+                                      ArrayRef<Value> dims) {
+  AffineMap map = cast<AffineMapAttr>(op.getIndexingMaps()[j]).getValue();
+  auto type = cast<RankedTensorType>(op.getInputs()[j].getType());
+  if (map.isIdentity())
+    return flat; // same shape as the result
+  SmallVector<int64_t> strides = stridesOf(type.getShape());
+  Value off = g.c64(0);
+  for (auto [t, expr] : llvm::enumerate(map.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      off = g.add(off, g.mul(dims[dim.getPosition()], g.c64(strides[t])));
+  return off;
+}
+
+LogicalResult emit::emitElementwise(OpBuilder &b, ElementwiseOp op,
+                                    StringRef name, const EmitOptions &opts) {
+  return ElementwiseEmitter(b, op, name, opts).emit();
+}

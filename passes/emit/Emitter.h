@@ -1,0 +1,134 @@
+//===- Emitter.h - What every kernel emitter shares -------------*- C++ -*-===//
+//
+// The kernel emitters write one `llvm.func` GPU kernel per scheduled kernel
+// op, from scf loops and branches, arith, llvm memory ops and nvvm
+// intrinsics; mtc-lower-to-llvm then lowers scf/arith, and NVPTX does the
+// rest. `Emitter` is the part that does not depend on the op: the kernel
+// function and its shared memory, vector loads and the conversion of their
+// elements to f32, and the scalar ops of kernel regions.
+//
+// passes/emit/ holds: GpuBuilder.{h,cpp} (the builder they all use), this
+// file and Emitter.cpp, Contract.{h,cpp} (what every contraction kind
+// shares), TensorCore.cpp (what the mma and tiled kinds share), one file per
+// contraction schedule kind (Simt.cpp, Mma.cpp, Tiled.cpp, registered in
+// ContractKinds.def), Elementwise.cpp, and KernelEmitter.cpp (emitKernel,
+// the entry point of passes/KernelEmitter.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_PASSES_EMIT_EMITTER_H
+#define MTC_PASSES_EMIT_EMITTER_H
+
+#include "passes/KernelEmitter.h"
+#include "passes/emit/GpuBuilder.h"
+
+#include "dialects/Kernel/KernelOps.h"
+
+#include "mlir/IR/IRMapping.h"
+
+#include <string>
+
+namespace mtc::emit {
+
+/// Bytes loaded by one access: whole 32-bit words, or one narrower integer.
+struct Raw {
+  llvm::SmallVector<mlir::Value> words; // i32 (bytes >= 4)
+  mlir::Value narrow;                   // i8 / i16 (bytes < 4)
+  unsigned bytes = 0;
+};
+
+/// Bytes of one element of integer or float type `t`.
+unsigned bytesOf(mlir::Type t);
+/// The element type of the ranked tensor `v`.
+mlir::Type elementTypeOf(mlir::Value v);
+/// Row-major strides of `shape`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
+
+/// One kernel under construction: `g` builds at the insertion point, inside
+/// `func` once beginKernel has created it.
+class Emitter {
+public:
+  Emitter(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef name,
+          const EmitOptions &opts)
+      : g(b, loc), name(name.str()), opts(opts) {}
+
+  GpuBuilder g;
+  std::string name;
+  EmitOptions opts;
+  mlir::LLVM::LLVMFuncOp func;
+
+  //===--------------------------------------------------------------------===//
+  // The kernel function and its shared memory
+  //===--------------------------------------------------------------------===//
+
+  /// Creates the kernel function and positions the builder in its body.
+  void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads,
+                   int64_t maxRegs);
+  void endKernel();
+  mlir::Value param(unsigned i) { return func.getArgument(i); }
+
+  /// A shared-memory array of `count` elements of `type`, private to this
+  /// kernel.
+  mlir::Value sharedArray(llvm::StringRef suffix, mlir::Type type,
+                          int64_t count);
+  /// The kernel's dynamic shared memory (its size is given at launch).
+  mlir::Value dynamicShared();
+  mlir::Value sharedElem(mlir::Value base, mlir::Value index /*i32*/,
+                         unsigned elemBytes);
+
+  //===--------------------------------------------------------------------===//
+  // Loads and element extraction
+  //===--------------------------------------------------------------------===//
+
+  /// Steps [begin, end) of a K loop, `unroll` at a time: a loop over groups
+  /// of `unroll` steps (`step(first, unroll, iters)`), then single steps for
+  /// the remainder.
+  using Step = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::Value first, int64_t n, mlir::ValueRange iters)>;
+  llvm::SmallVector<mlir::Value> unrolledLoop(mlir::Value begin,
+                                              mlir::Value end, int64_t unroll,
+                                              mlir::ValueRange init, Step step);
+
+  Raw loadRaw(mlir::Value ptr, unsigned bytes, bool invariant);
+  /// The 32-bit word holding byte `byteOff` of `r` (zero-extended if narrow).
+  mlir::Value wordOf(const Raw &r, unsigned byteOff);
+  /// Element `e` (of `eb` bytes) of `r` as an integer of eb * 8 bits.
+  mlir::Value rawElement(const Raw &r, unsigned e, unsigned eb);
+  /// Reinterprets raw element bits as `elemType`.
+  mlir::Value asElement(mlir::Value raw, mlir::Type elemType) {
+    return g.bitcast(elemType, raw);
+  }
+
+  static bool isChain(llvm::ArrayRef<mlir::Operation *> chain, mlir::Type from,
+                      mlir::Type to, bool signedIntToFloat);
+  /// All `count` elements of `r` (element type `elemType`) converted to f32
+  /// by `chain`.
+  llvm::SmallVector<mlir::Value>
+  convertAll(const Raw &r, unsigned count, mlir::Type elemType,
+             llvm::ArrayRef<mlir::Operation *> chain);
+
+  //===--------------------------------------------------------------------===//
+  // Scalar region ops
+  //===--------------------------------------------------------------------===//
+
+  mlir::Value toF32(mlir::Value v);
+  mlir::Value fromF32(mlir::Value v, mlir::Type t);
+  /// Emits `op` with operands from `m`; lowers the ops whose meaning in a
+  /// kernel region differs from their plain LLVM lowering.
+  mlir::Value emitScalarOp(mlir::Operation *op, mlir::IRMapping &m);
+  mlir::Value emitChain(llvm::ArrayRef<mlir::Operation *> chain,
+                        mlir::Value v);
+  mlir::Value emitBlock(mlir::Block &block, mlir::ValueRange args);
+
+  /// Butterfly reduction: every lane ends with the warp's sum.
+  mlir::Value warpSum(mlir::Value v);
+};
+
+/// Emits the elementwise kernel op `op` (Elementwise.cpp).
+mlir::LogicalResult emitElementwise(mlir::OpBuilder &b,
+                                    kernel::ElementwiseOp op,
+                                    llvm::StringRef name,
+                                    const EmitOptions &opts);
+
+} // namespace mtc::emit
+
+#endif // MTC_PASSES_EMIT_EMITTER_H

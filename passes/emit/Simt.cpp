@@ -1,0 +1,267 @@
+//===- Simt.cpp - The simt contraction kind -------------------------------===//
+//
+// Contractions on CUDA cores.
+//
+// Weight stored [N, K] (the linear layout):
+//   - warp w of a block owns `rows` weight rows (output columns) and K piece
+//     w / warpsN; lane l of it loads `vec` bytes of each row at K offset
+//     (chunk * 32 + l) * elemsPerLoad: one warp reads 32 * vec contiguous
+//     bytes of a row per step, `unroll` steps issued before the first use;
+//   - each element is converted by the body's chains (int8: byte permute
+//     against the exponent of 2^23, then one subtraction) and accumulated in
+//     f32 (two partial sums per output to shorten the FMA chains);
+//   - lanes reduce with butterfly shuffles; warps splitting K meet in shared
+//     memory; blocks splitting K add into a zeroed f32 workspace and the last
+//     block to arrive runs the epilogue and re-zeroes it;
+//   - the epilogue runs on one lane per output and stores the result.
+// Weight stored [K, N] (the matmul layout): each thread owns `rows` vectors
+// of `vec` bytes along N and walks K; no shuffles.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/emit/Contract.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::emit;
+using namespace mtc::kernel;
+using llvm::SmallVector;
+using Pred = arith::CmpIPredicate;
+
+namespace {
+
+class SimtEmitter : public ContractEmitter {
+public:
+  using ContractEmitter::ContractEmitter;
+
+private:
+  void emitBody() override {
+    if (c.bTransposed)
+      emitKN();
+    else
+      emitNK();
+  }
+
+  void emitNK();
+  void emitKN();
+
+  /// `count` consecutive A elements from element `k` (i64), converted to f32.
+  SmallVector<Value> aValues(Value base, Value k, int64_t count);
+  Value aScalar(Value base, Value k);
+};
+
+} // namespace
+
+std::unique_ptr<ContractEmitter>
+emit::createSimtEmitter(OpBuilder &b, ContractOp op, StringRef name,
+                        const EmitOptions &opts) {
+  return std::make_unique<SimtEmitter>(b, op, name, opts);
+}
+
+//===----------------------------------------------------------------------===//
+// Weight stored [N, K]
+//===----------------------------------------------------------------------===//
+
+void SimtEmitter::emitNK() {
+  int64_t epl = geo.elemsPerLoad, chunk = geo.chunk;
+  int64_t chunks = K() / chunk, tailStart = chunks * chunk;
+  int64_t rows = s.rows, mt = s.mtile;
+  Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
+                   g.mul(wn, g.c32(rows)));
+  SmallVector<Value> bRow, aRow;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
+    bRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(K() * eb))));
+  }
+  for (int64_t i = 0; i < mt; ++i)
+    aRow.push_back(aBase(clampedRow(i)));
+  Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
+
+  // Two partial sums per output: acc[(i * rows + r) * 2 + parity].
+  SmallVector<Value> acc(mt * rows * 2, g.cf32(0));
+  auto [cBegin, cEnd] = pieceRange(chunks);
+
+  auto step = [&](Value firstChunk, int64_t count,
+                  ValueRange iters) -> SmallVector<Value> {
+    SmallVector<Value> a(iters.begin(), iters.end());
+    SmallVector<SmallVector<Raw>> braw(count);
+    SmallVector<Value> kBase(count);
+    for (int64_t u = 0; u < count; ++u) {
+      Value k = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)),
+                      laneElems);
+      kBase[u] = k;
+      for (int64_t r = 0; r < rows; ++r)
+        braw[u].push_back(
+            loadRaw(g.gep(bRow[r], g.mul(k, g.c64(eb))), s.vec, true));
+    }
+    for (int64_t u = 0; u < count; ++u) {
+      SmallVector<SmallVector<Value>> av;
+      for (int64_t i = 0; i < mt; ++i)
+        av.push_back(aValues(aRow[i], kBase[u], epl));
+      for (int64_t r = 0; r < rows; ++r) {
+        SmallVector<Value> bv = convertAll(braw[u][r], epl, bElem, bChain);
+        for (int64_t e = 0; e < epl; ++e)
+          for (int64_t i = 0; i < mt; ++i) {
+            Value &slot = a[(i * rows + r) * 2 + (e & 1)];
+            slot = g.fma(av[i][e], bv[e], slot);
+          }
+      }
+    }
+    return a;
+  };
+
+  acc = unrolledLoop(cBegin, cEnd, s.unroll, acc, step);
+  // K % chunk leftover elements: the last piece, one element per lane.
+  if (tailStart < K()) {
+    Value isLast = g.cmp(Pred::eq, piece, g.c32(geo.pieces - 1));
+    SmallVector<Type> types(acc.size(), g.f32);
+    acc = g.ifElse(
+        isLast, types,
+        [&] {
+          return g.forLoop(
+              g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()),
+              g.c64(32), acc, [&](Value k, ValueRange iters) {
+                SmallVector<Value> a(iters.begin(), iters.end());
+                for (int64_t r = 0; r < rows; ++r) {
+                  Value raw = g.load(g.b.getIntegerType(eb * 8),
+                                     g.gep(bRow[r], g.mul(k, g.c64(eb))),
+                                     eb, true);
+                  Value bv = emitChain(bChain, asElement(raw, bElem));
+                  for (int64_t i = 0; i < mt; ++i) {
+                    Value av = aScalar(aRow[i], k);
+                    Value &slot = a[(i * rows + r) * 2];
+                    slot = g.fma(av, bv, slot);
+                  }
+                }
+                return a;
+              });
+        },
+        [&] { return acc; });
+  }
+
+  SmallVector<Value> total;
+  for (int64_t j = 0; j < mt * rows; ++j)
+    total.push_back(warpSum(g.fadd(acc[2 * j], acc[2 * j + 1])));
+
+  // Output j = i * rows + r belongs to lane j % 32 of the K-piece-0 warp.
+  auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / rows)); };
+  auto nOf = [&](int64_t j) { return g.add(n0, g.c32(j % rows)); };
+  auto isOwnerLane = [&](int64_t j) {
+    return g.cmp(Pred::eq, lane, g.c32(j % 32));
+  };
+  int64_t outs = mt * rows;
+  if (s.kwarps == 1) {
+    for (int64_t j = 0; j < outs; ++j)
+      g.ifThen(isOwnerLane(j), [&] { deliver(mOf(j), nOf(j), total[j]); });
+  } else {
+    Value red = sharedArray("red", g.f32, geo.reduceFloats);
+    for (int64_t j = 0; j < outs; ++j)
+      g.ifThen(isOwnerLane(j), [&] {
+        Value idx = g.add(g.mul(g.add(g.mul(wk, g.c32(geo.warpsN)), wn),
+                                g.c32(outs)),
+                          g.c32(j));
+        g.store(total[j], sharedElem(red, idx, 4), 4);
+      });
+    g.barrier();
+    Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+    for (int64_t j = 0; j < outs; ++j)
+      g.ifThen(g.andi(firstPiece, isOwnerLane(j)), [&] {
+        Value sum = g.cf32(0);
+        for (int64_t w = 0; w < s.kwarps; ++w) {
+          Value idx = g.add(
+              g.mul(g.add(g.c32(w * geo.warpsN), wn), g.c32(outs)),
+              g.c32(j));
+          sum = g.fadd(sum, g.load(g.f32, sharedElem(red, idx, 4), 4));
+        }
+        deliver(mOf(j), nOf(j), sum);
+      });
+  }
+  Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+  splitKFinish(
+      outs, [&](int64_t j) { return g.andi(firstPiece, isOwnerLane(j)); },
+      mOf, nOf);
+}
+
+SmallVector<Value> SimtEmitter::aValues(Value base, Value k, int64_t count) {
+  if (c.aTransposed) {
+    SmallVector<Value> out;
+    for (int64_t e = 0; e < count; ++e)
+      out.push_back(aScalar(base, g.add(k, g.c64(e))));
+    return out;
+  }
+  Raw raw = loadRaw(g.gep(base, aOffset(k)), count * ea, true);
+  return convertAll(raw, count, aElem, aChain);
+}
+
+Value SimtEmitter::aScalar(Value base, Value k) {
+  Value raw = g.load(g.b.getIntegerType(ea * 8), g.gep(base, aOffset(k)),
+                     ea, true);
+  return emitChain(aChain, asElement(raw, aElem));
+}
+
+//===----------------------------------------------------------------------===//
+// Weight stored [K, N]
+//===----------------------------------------------------------------------===//
+
+void SimtEmitter::emitKN() {
+  int64_t epl = geo.elemsPerLoad, rows = s.rows, mt = s.mtile;
+  int64_t threadsN = geo.warpsN * 32;
+  Value tn = g.add(g.mul(wn, g.c32(32)), lane);
+  SmallVector<Value> col, bCol, aRow;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value n = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
+                    g.mul(g.add(g.c32(r * threadsN), tn), g.c32(epl)));
+    col.push_back(n);
+    Value clamped = g.umin(n, g.c32(N() - epl));
+    bCol.push_back(g.gep(B, g.mul(g.zext64(clamped), g.c64(eb))));
+  }
+  for (int64_t i = 0; i < mt; ++i)
+    aRow.push_back(aBase(clampedRow(i)));
+
+  int64_t count = mt * rows * epl; // acc[(i * rows + r) * epl + e]
+  SmallVector<Value> acc(count, g.cf32(0));
+  auto [kBegin, kEnd] = pieceRange(K());
+
+  auto step = [&](Value k0, int64_t n, ValueRange iters) {
+    SmallVector<Value> a(iters.begin(), iters.end());
+    SmallVector<SmallVector<Raw>> braw(n);
+    for (int64_t u = 0; u < n; ++u) {
+      Value rowOff = g.mul(g.add(k0, g.c64(u)), g.c64(N() * eb));
+      for (int64_t r = 0; r < rows; ++r)
+        braw[u].push_back(loadRaw(g.gep(bCol[r], rowOff), s.vec, true));
+    }
+    for (int64_t u = 0; u < n; ++u) {
+      SmallVector<Value> av;
+      for (int64_t i = 0; i < mt; ++i)
+        av.push_back(aScalar(aRow[i], g.add(k0, g.c64(u))));
+      for (int64_t r = 0; r < rows; ++r) {
+        SmallVector<Value> bv = convertAll(braw[u][r], epl, bElem, bChain);
+        for (int64_t e = 0; e < epl; ++e)
+          for (int64_t i = 0; i < mt; ++i) {
+            Value &slot = a[(i * rows + r) * epl + e];
+            slot = g.fma(av[i], bv[e], slot);
+          }
+      }
+    }
+    return a;
+  };
+  acc = unrolledLoop(kBegin, kEnd, s.unroll, acc, step);
+
+  auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / (rows * epl))); };
+  auto nOf = [&](int64_t j) {
+    return g.add(col[(j / epl) % rows], g.c32(j % epl));
+  };
+  if (s.kwarps > 1) {
+    Value red = sharedArray("red", g.f32, geo.reduceFloats);
+    auto slot = [&](Value w, int64_t j) {
+      return sharedElem(
+          red,
+          g.add(g.mul(g.add(g.mul(w, g.c32(count)), g.c32(j)),
+                      g.c32(threadsN)),
+                tn),
+          4);
+    };
+    deliverAll(count, acc, slot, mOf, nOf);
+  } else {
+    deliverAll(count, acc, nullptr, mOf, nOf);
+  }
+}
