@@ -24,11 +24,13 @@
 // cloned side plus the kernels' inputs, never the size of the kernel it
 // grows. Chains are merged from their end (willBeAbsorbed), so the cloned
 // side is a node or two; the growing block is moved whole, its arguments
-// renumbered in place (mergeBodies); and node lists are joined in constant
-// time (NodeLists), their attributes written once at the end.
+// renumbered in place (mergeBodies); and node lists and fused locations are
+// joined in constant time, their attributes built once at the end
+// (MergeLists).
 //
 //===----------------------------------------------------------------------===//
 #include "passes/KernelBuilder.h"
+#include "passes/MergeLists.h"
 #include "passes/Passes.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -54,82 +56,6 @@ using namespace mtc::kernel;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Node lists
-//===----------------------------------------------------------------------===//
-
-/// The node lists of the kernels being merged. Building the `nodes` array
-/// attribute of every merged kernel (and uniquing it) costs the length of the
-/// list, which made fusing a chain of n nodes quadratic. Here a merge joins
-/// two lists in constant time: a merged kernel's list is a pair of earlier
-/// lists, flattened once when fusion ends (write). Until then merged kernels
-/// carry an empty `nodes` attribute.
-class NodeLists {
-public:
-  /// Records that the new kernel `fused` lists the nodes of `first`, then
-  /// those of `second`. Must be called for every kernel a pattern creates,
-  /// before `first` and `second` are erased.
-  void concat(Operation *fused, Operation *first, Operation *second) {
-    unsigned a = idOf(first), b = idOf(second);
-    ids.erase(first);
-    ids.erase(second);
-    lists.push_back({ArrayAttr(), a, b});
-    ids[fused] = lists.size() - 1;
-  }
-
-  /// Sets the `nodes` attribute of every merged kernel in `func`.
-  void write(graph::FuncOp func) {
-    SmallVector<Attribute> names;
-    SmallVector<unsigned> stack;
-    for (Operation &op : func.getBody().front()) {
-      auto it = ids.find(&op);
-      if (it == ids.end())
-        continue;
-      names.clear();
-      stack.assign(1, it->second);
-      while (!stack.empty()) { // depth-first, first list first
-        const List &l = lists[stack.pop_back_val()];
-        if (l.leaf) {
-          llvm::append_range(names, l.leaf);
-          continue;
-        }
-        stack.push_back(l.second);
-        stack.push_back(l.first);
-      }
-      auto nodes = ArrayAttr::get(op.getContext(), names);
-      if (auto e = dyn_cast<ElementwiseOp>(op))
-        e.setNodesAttr(nodes);
-      else
-        cast<ContractOp>(op).setNodesAttr(nodes);
-    }
-    ids.clear();
-    lists.clear();
-  }
-
-private:
-  /// A list: the nodes of a kernel of step 1 (`leaf`), or the nodes of two
-  /// earlier lists.
-  struct List {
-    ArrayAttr leaf;
-    unsigned first, second;
-  };
-
-  unsigned idOf(Operation *op) {
-    auto [it, fresh] = ids.try_emplace(op, lists.size());
-    if (fresh)
-      lists.push_back({op->getAttrOfType<ArrayAttr>("nodes"), 0, 0});
-    return it->second;
-  }
-
-  std::vector<List> lists;
-  /// The list of each live kernel that has one (merged kernels, and kernels
-  /// of step 1 once they take part in a merge).
-  DenseMap<Operation *, unsigned> ids;
-};
-
-/// The `nodes` attribute of a kernel while fusion runs (see NodeLists).
-ArrayAttr pendingNodes(Builder &b) { return b.getArrayAttr({}); }
-
-//===----------------------------------------------------------------------===//
 // Step 2: fusion patterns
 //===----------------------------------------------------------------------===//
 
@@ -137,7 +63,7 @@ ArrayAttr pendingNodes(Builder &b) { return b.getArrayAttr({}); }
 /// contraction body.
 struct FoldOperandConversion : OpRewritePattern<ContractOp> {
   FoldOperandConversion(MLIRContext *ctx, Pass::Statistic &stat,
-                        NodeLists &lists)
+                        MergeLists &lists)
       : OpRewritePattern(ctx), stat(stat), lists(lists) {}
 
   LogicalResult matchAndRewrite(ContractOp op,
@@ -174,23 +100,24 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
       ep.values.assign(op.getEpilogueInputs().begin(),
                        op.getEpilogueInputs().end());
       ep.maps = mapsOf(op.getEpilogueMaps());
-      Location loc = fuseLocs(prod, op);
+      Location loc = lists.fuseLocs(prod, op);
       ContractOp fused = createContract(
           rewriter, loc, op.getType(), which == 0 ? source : op.getA(),
-          which == 1 ? source : op.getB(), aT, bT, ep, pendingNodes(rewriter));
-      lists.concat(fused, prod, op);
+          which == 1 ? source : op.getB(), aT, bT, ep,
+          lists.pendingNodes(rewriter.getContext()));
+      lists.mergeNodes(fused, prod, op);
       fillContractBody(rewriter, loc, fused, aTypes, bTypes);
       fused.getEpilogue().takeBody(op.getEpilogue());
       rewriter.replaceOp(op, fused.getResult());
       ++stat;
-      LLVM_DEBUG(llvm::dbgs() << "folded operand conversion into "
-                              << fused.getLoc() << "\n");
+      LLVM_DEBUG(llvm::dbgs() << "folded an operand conversion into a "
+                                 "contraction\n");
       return success();
     }
     return rewriter.notifyMatchFailure(op, "no foldable operand conversion");
   }
   Pass::Statistic &stat;
-  NodeLists &lists;
+  MergeLists &lists;
 };
 
 /// True if every use of `v` is an operand of `user`.
@@ -201,7 +128,7 @@ bool onlyUsedBy(Value v, Operation *user) {
 
 /// The only consumer of a contraction becomes its epilogue.
 struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
-  FuseEpilogue(MLIRContext *ctx, Pass::Statistic &stat, NodeLists &lists)
+  FuseEpilogue(MLIRContext *ctx, Pass::Statistic &stat, MergeLists &lists)
       : OpRewritePattern(ctx), stat(stat), lists(lists) {}
 
   LogicalResult matchAndRewrite(ElementwiseOp op,
@@ -228,11 +155,11 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
       for (auto [in, map] : llvm::zip(op.getInputs(), maps))
         consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
 
-      Location loc = fuseLocs(c, op);
+      Location loc = lists.fuseLocs(c, op);
       ContractOp fused = createContract(
           rewriter, loc, op.getType(), c.getA(), c.getB(), c.getATransposed(),
-          c.getBTransposed(), ep, pendingNodes(rewriter));
-      lists.concat(fused, c, op);
+          c.getBTransposed(), ep, lists.pendingNodes(rewriter.getContext()));
+      lists.mergeNodes(fused, c, op);
       fused.getBody().takeBody(c.getBody());
       {
         // The contraction's epilogue (possibly long) is moved with its
@@ -264,7 +191,7 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
     return rewriter.notifyMatchFailure(op, "no contraction to extend");
   }
   Pass::Statistic &stat;
-  NodeLists &lists;
+  MergeLists &lists;
 };
 
 /// Shared by the two producer-inlining patterns: the consumer's inputs with
@@ -362,7 +289,7 @@ bool willBeAbsorbed(ElementwiseOp op) {
 
 struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
   FuseElementwiseProducer(MLIRContext *ctx, Pass::Statistic &stat,
-                          NodeLists &lists)
+                          MergeLists &lists)
       : OpRewritePattern(ctx), stat(stat), lists(lists) {}
 
   LogicalResult matchAndRewrite(ElementwiseOp op,
@@ -380,11 +307,11 @@ struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
       // The consumer's location (the last node): a fused location of every
       // node would grow with the chain.
       Location loc = op.getLoc();
-      auto fused =
-          ElementwiseOp::create(rewriter, loc, op.getType(), m->inputs.values,
-                                mapsAttr(rewriter, m->inputs.maps),
-                                pendingNodes(rewriter), ScheduleAttr());
-      lists.concat(fused, prod, op);
+      auto fused = ElementwiseOp::create(
+          rewriter, loc, op.getType(), m->inputs.values,
+          mapsAttr(rewriter, m->inputs.maps),
+          lists.pendingNodes(rewriter.getContext()), ScheduleAttr());
+      lists.mergeNodes(fused, prod, op);
       mergeBodies(rewriter, loc, fused.getBody(), op.getBody(), 0, *m,
                   prod.getBody().front());
       rewriter.replaceOp(op, fused.getResult());
@@ -395,12 +322,12 @@ struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
     return rewriter.notifyMatchFailure(op, "no single-use producer");
   }
   Pass::Statistic &stat;
-  NodeLists &lists;
+  MergeLists &lists;
 };
 
 struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
   FuseEpilogueInputProducer(MLIRContext *ctx, Pass::Statistic &stat,
-                            NodeLists &lists)
+                            MergeLists &lists)
       : OpRewritePattern(ctx), stat(stat), lists(lists) {}
 
   LogicalResult matchAndRewrite(ContractOp op,
@@ -414,12 +341,12 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
           inlineProducer(op.getEpilogueInputs(), maps, v, prod);
       if (!m)
         continue;
-      Location loc = fuseLocs(prod, op);
+      Location loc = lists.fuseLocs(prod, op);
       ContractOp fused =
           createContract(rewriter, loc, op.getType(), op.getA(), op.getB(),
                          op.getATransposed(), op.getBTransposed(), m->inputs,
-                         pendingNodes(rewriter));
-      lists.concat(fused, prod, op);
+                         lists.pendingNodes(rewriter.getContext()));
+      lists.mergeNodes(fused, prod, op);
       fused.getBody().takeBody(op.getBody());
       mergeBodies(rewriter, loc, fused.getEpilogue(), op.getEpilogue(), 1, *m,
                   prod.getBody().front());
@@ -431,7 +358,7 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
     return rewriter.notifyMatchFailure(op, "no single-use epilogue producer");
   }
   Pass::Statistic &stat;
-  NodeLists &lists;
+  MergeLists &lists;
 };
 
 //===----------------------------------------------------------------------===//
@@ -458,7 +385,7 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     }
 
     // 2. Merge.
-    NodeLists lists;
+    MergeLists lists;
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldOperandConversion>(&getContext(), numFusedConverts, lists);
     patterns.add<FuseEpilogue>(&getContext(), numEpilogues, lists);
@@ -472,7 +399,7 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     LogicalResult merged =
         applyPatternsGreedily(func, std::move(patterns), config);
-    lists.write(func);
+    lists.finish(func);
     if (failed(merged))
       return signalPassFailure();
 

@@ -171,10 +171,6 @@ static std::string nodeName(Operation *op, unsigned index) {
   return (op->getName().stripDialect() + "_" + Twine(index)).str();
 }
 
-Location fuseLocs(Operation *a, Operation *b) {
-  return FusedLoc::get(a->getContext(), {a->getLoc(), b->getLoc()});
-}
-
 /// Clones the ops of `block` (except the terminator) at the builder's
 /// insertion point with its arguments replaced by `args`; returns the value
 /// the cloned block yields.

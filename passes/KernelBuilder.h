@@ -46,9 +46,6 @@ struct InputList {
   llvm::SmallVector<mlir::Type> elementTypes() const;
 };
 
-/// A location for the merge of `a` and `b`.
-mlir::Location fuseLocs(mlir::Operation *a, mlir::Operation *b);
-
 /// Clones the ops of `block` (except the terminator) at the builder's
 /// insertion point with its arguments replaced by `args`; returns the value
 /// the cloned block yields.
