@@ -333,6 +333,12 @@ struct Input {
     o.fastDequant = !noFastDequant;
     o.sourceName = inputFile;
     o.outputName = t.name;
+    // Printing the MLIR stages costs about as much as lowering them: only
+    // --dump-dir and --emit of one of them read the text.
+    o.keepStages = !dumpDir.empty() ||
+                   llvm::is_contained({"graph", "kernel", "nvvm",
+                                       "llvm-dialect"},
+                                      StringRef(emitStage));
     for (auto &entry : frontendFor(t.bucket).bindings)
       o.bindings.push_back({entry.getKey().str(), entry.getValue()});
     std::sort(o.bindings.begin(), o.bindings.end());
