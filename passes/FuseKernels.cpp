@@ -271,6 +271,12 @@ void mergeBodies(PatternRewriter &rw, Location loc, Region &region,
     arg.replaceAllUsesWith(pv);
   dropped.resize(block.getNumArguments());
   block.eraseArguments(dropped);
+  assert(llvm::all_of(llvm::enumerate(inputArg),
+                      [&](auto p) {
+                        return block.getArgument(leading + p.index()) ==
+                               p.value();
+                      }) &&
+         "merged arguments out of order");
 }
 
 /// True if `op` will be inlined into the elementwise kernel that is its only
