@@ -287,8 +287,9 @@ static std::string annotatePtx(StringRef ptx, const Manifest &m,
   ptx.split(lines, '\n');
   for (StringRef line : lines) {
     // ".entry <name>(": the name runs to the parenthesis.
-    if (size_t at = line.find(".entry "); at != StringRef::npos) {
-      StringRef rest = line.substr(at + strlen(".entry "));
+    constexpr llvm::StringLiteral entry = ".entry ";
+    if (size_t at = line.find(entry); at != StringRef::npos) {
+      StringRef rest = line.substr(at + entry.size());
       size_t paren = rest.find('(');
       auto it = paren == StringRef::npos
                     ? kernelIndex.end()
