@@ -206,9 +206,12 @@ static std::string printModule(ModuleOp module, bool keep = true) {
   return s;
 }
 
-/// Where each node of the kernel came from: "wf (file.graph:3)".
-static std::string nodeSources(graph::FuncOp original, ArrayRef<std::string>
-                                                            nodes) {
+/// What each kernel of `m` computes, by the graph's lines: "wf
+/// (file.graph:3), y (file.graph:4)". Built once per compilation for every
+/// dump header and the PTX annotations (one walk of the graph, not one per
+/// kernel and stage: graphs of many kernels made that quadratic).
+static std::vector<std::string> kernelSources(graph::FuncOp original,
+                                              const Manifest &m) {
   llvm::StringMap<std::string> where;
   original.walk([&](Operation *op) {
     StringRef name = nameFromLoc(op->getLoc());
@@ -216,29 +219,35 @@ static std::string nodeSources(graph::FuncOp original, ArrayRef<std::string>
       return;
     if (auto named = dyn_cast<NameLoc>(op->getLoc()))
       if (auto file = dyn_cast<FileLineColLoc>(named.getChildLoc()))
-        where[name] = (llvm::sys::path::filename(file.getFilename().getValue()) +
-                       ":" + Twine(file.getLine()))
-                          .str();
+        where[name] =
+            (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+             Twine(file.getLine()))
+                .str();
   });
-  std::string s;
-  for (auto [i, n] : llvm::enumerate(nodes)) {
-    if (i)
-      s += ", ";
-    s += n;
-    if (auto it = where.find(n); it != where.end())
-      s += " (" + it->second + ")";
+  std::vector<std::string> sources;
+  for (const KernelInfo &k : m.kernels) {
+    std::string s;
+    for (auto [i, n] : llvm::enumerate(k.nodes)) {
+      if (i)
+        s += ", ";
+      s += n;
+      if (auto it = where.find(n); it != where.end())
+        s += " (" + it->second + ")";
+    }
+    sources.push_back(std::move(s));
   }
-  return s;
+  return sources;
 }
 
 /// One comment line per kernel: what it computes and how it runs.
-static std::string kernelSummary(const Manifest &m, graph::FuncOp original,
+static std::string kernelSummary(const Manifest &m,
+                                 ArrayRef<std::string> sources,
                                  StringRef comment) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  for (const KernelInfo &k : m.kernels) {
-    os << comment << " kernel " << k.name << " (" << k.kind
-       << "): " << nodeSources(original, k.nodes) << "\n";
+  for (auto [k, source] : llvm::zip_equal(m.kernels, sources)) {
+    os << comment << " kernel " << k.name << " (" << k.kind << "): " << source
+       << "\n";
     os << comment << "   schedule " << k.schedule << ", grid [" << k.grid[0]
        << ", " << k.grid[1] << ", " << k.grid[2] << "], block [" << k.block[0]
        << ", " << k.block[1] << ", " << k.block[2] << "], shared "
@@ -250,7 +259,7 @@ static std::string kernelSummary(const Manifest &m, graph::FuncOp original,
   return s;
 }
 
-static std::string header(const Manifest &m, graph::FuncOp original,
+static std::string header(const Manifest &m, ArrayRef<std::string> sources,
                           StringRef comment, StringRef stage) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -258,24 +267,32 @@ static std::string header(const Manifest &m, graph::FuncOp original,
   if (!m.source.empty())
     os << " from " << m.source;
   os << ", " << m.arch << "\n" << comment << " stage: " << stage << "\n";
-  os << kernelSummary(m, original, comment);
+  os << kernelSummary(m, sources, comment);
   return s;
 }
 
 /// Puts each kernel's summary right above its .entry in the PTX.
 static std::string annotatePtx(StringRef ptx, const Manifest &m,
-                               graph::FuncOp original) {
+                               ArrayRef<std::string> sources) {
+  llvm::StringMap<unsigned> kernelIndex;
+  for (auto [i, k] : llvm::enumerate(m.kernels))
+    kernelIndex.try_emplace(k.name, i);
   std::string out;
   llvm::raw_string_ostream os(out);
   SmallVector<StringRef> lines;
   ptx.split(lines, '\n');
   for (StringRef line : lines) {
-    if (line.contains(".entry ")) {
-      for (const KernelInfo &k : m.kernels) {
-        if (!line.contains(".entry " + k.name + "("))
-          continue;
-        os << "// mtc kernel " << k.name << ": "
-           << nodeSources(original, k.nodes) << "\n";
+    // ".entry <name>(": the name runs to the parenthesis.
+    constexpr llvm::StringLiteral entry = ".entry ";
+    if (size_t at = line.find(entry); at != StringRef::npos) {
+      StringRef rest = line.substr(at + entry.size());
+      size_t paren = rest.find('(');
+      auto it = paren == StringRef::npos
+                    ? kernelIndex.end()
+                    : kernelIndex.find(rest.take_front(paren));
+      if (it != kernelIndex.end()) {
+        const KernelInfo &k = m.kernels[it->second];
+        os << "// mtc kernel " << k.name << ": " << sources[it->second] << "\n";
         os << "//   " << k.kind << ", schedule " << k.schedule << "\n";
       }
     }
@@ -303,25 +320,30 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
   OwningOpRef<ModuleOp> module = std::move(*kernels);
   out.manifest = buildManifest(onlyFunc(*module), options);
   const Manifest &m = out.manifest;
+  std::vector<std::string> sources = kernelSources(func, m);
 
   out.stages.push_back(
-      {"1-graph.mlir", header(m, func, "//", "graph (as parsed)") + graphText});
+      {"1-graph.mlir",
+       header(m, sources, "//", "graph (as parsed)") + graphText});
   out.stages.push_back(
       {"2-kernel.mlir",
-       header(m, func, "//",
+       header(m, sources, "//",
               "kernel (canonicalize, mtc-fuse, mtc-assign-schedules)") +
            printModule(*module, options.keepStages)});
 
   // Kernels compiled before (same IR, schedules, target and mtc) skip the
-  // lowering and LLVM altogether.
+  // lowering and LLVM altogether; their intermediate stages stay empty.
   std::string cachePath;
   if (!options.ptxCacheDir.empty() && !options.keepStages) {
     cachePath = ptxCachePath(options.ptxCacheDir, *module, options.arch,
                              options.fastDequant);
     if (std::optional<std::string> hit = loadCachedPtx(cachePath, m)) {
-      out.ptx = header(m, func, "//", "PTX (NVPTX backend)") +
-                annotatePtx(*hit, m, func);
+      out.ptx = header(m, sources, "//", "PTX (NVPTX backend)") +
+                annotatePtx(*hit, m, sources);
       out.ptxFromCache = true;
+      for (const char *suffix : {"3-nvvm.mlir", "4-llvm.mlir", "5-llvm.ll"})
+        out.stages.push_back({suffix, ""});
+      out.stages.push_back({"6.ptx", out.ptx});
       return out;
     }
   }
@@ -335,7 +357,7 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
                          "'");
   out.stages.push_back(
       {"3-nvvm.mlir",
-       header(m, func, "//", "gpu (mtc-lower-to-nvvm, canonicalize, cse)") +
+       header(m, sources, "//", "gpu (mtc-lower-to-nvvm, canonicalize, cse)") +
            printModule(*module, options.keepStages)});
 
   PassManager llvmPm(ctx);
@@ -344,8 +366,9 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
     return internalError("lowering to the LLVM dialect failed for graph '" +
                          out.name + "'");
   out.stages.push_back(
-      {"4-llvm.mlir", header(m, func, "//", "llvm dialect (mtc-lower-to-llvm)") +
-                          printModule(*module, options.keepStages)});
+      {"4-llvm.mlir",
+       header(m, sources, "//", "llvm dialect (mtc-lower-to-llvm)") +
+           printModule(*module, options.keepStages)});
 
   llvm::Expected<PtxResult> ptx = emitPtx(*module, options.arch);
   if (!ptx)
@@ -354,10 +377,9 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
   if (!cachePath.empty())
     storeCachedPtx(cachePath, ptx->ptx);
   out.stages.push_back(
-      {"5-llvm.ll",
-       header(m, func, ";", "LLVM IR after O3") + ptx->llvmIR});
-  out.ptx = header(m, func, "//", "PTX (NVPTX backend)") +
-            annotatePtx(ptx->ptx, m, func);
+      {"5-llvm.ll", header(m, sources, ";", "LLVM IR after O3") + ptx->llvmIR});
+  out.ptx = header(m, sources, "//", "PTX (NVPTX backend)") +
+            annotatePtx(ptx->ptx, m, sources);
   out.stages.push_back({"6.ptx", out.ptx});
   return out;
 }

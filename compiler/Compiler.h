@@ -40,7 +40,8 @@ struct CompileOptions {
   /// probes turn it off.
   bool keepStages = true;
   /// Where to reuse and store compiled PTX (compiler/PtxCache.h); empty: no
-  /// cache. Only used when the stages are not kept.
+  /// cache. Only used when the MLIR stages are not kept; a graph whose PTX
+  /// comes from it has empty LLVM stages (5-llvm.ll).
   std::string ptxCacheDir;
 };
 

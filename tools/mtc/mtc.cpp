@@ -228,8 +228,10 @@ struct Input {
     if (!tuned)
       return tuned.takeError();
     // Tuned graphs keep their PTX next to their schedules (set after
-    // tuning: the tuner's probes are not worth keeping).
-    o.ptxCacheDir = cacheDir.empty() ? TuneCache::defaultDir() : cacheDir;
+    // tuning: the tuner's probes are not worth keeping), unless the LLVM
+    // stages are to be shown.
+    if (dumpDir.empty() && emitStage != "llvm")
+      o.ptxCacheDir = cacheDir.empty() ? TuneCache::defaultDir() : cacheDir;
     if (out)
       *out = std::move(*tuned);
     return o;
@@ -243,8 +245,12 @@ struct Input {
     o.sourceName = inputFile;
     o.outputName = t.name;
     o.bindings = bindings().at(t.bucket);
-    // Only --emit and --dump-dir show the stages.
-    o.keepStages = !emitStage.empty() || !dumpDir.empty();
+    // Printing the MLIR stages costs about as much as lowering them: only
+    // --dump-dir and --emit of one of them read the text.
+    o.keepStages = !dumpDir.empty() ||
+                   llvm::is_contained({"graph", "kernel", "nvvm",
+                                       "llvm-dialect"},
+                                      StringRef(emitStage));
     return o;
   }
 };

@@ -1,0 +1,79 @@
+//===- KernelBuilder.h - Building kernel ops for fusion ---------*- C++ -*-===//
+//
+// The construction half of the fusion pass (FuseKernels.cpp holds the
+// decisions): scalar conversions with mtc's convert semantics, indexing maps,
+// input lists, region plumbing, and step 1 of fusion, which turns one graph
+// node into one kernel op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_PASSES_KERNELBUILDER_H
+#define MTC_PASSES_KERNELBUILDER_H
+
+#include "dialects/Kernel/KernelOps.h"
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+
+#include <optional>
+
+namespace mtc::fusion {
+
+/// The element type of a ranked tensor value.
+mlir::Type elementTypeOf(mlir::Value v);
+
+/// If `region` computes its result by a chain of conversions of its single
+/// argument, the types along the chain (empty for the identity).
+std::optional<llvm::SmallVector<mlir::Type>>
+conversionChainTypes(mlir::Region &region);
+
+/// Types along a contraction body chain, ending in f32.
+llvm::SmallVector<mlir::Type>
+chainTypes(llvm::ArrayRef<mlir::Operation *> chain, mlir::Type f32);
+
+/// True if `map` swaps the last two dims and keeps the others.
+bool isTransposeMap(mlir::AffineMap map);
+
+mlir::ArrayAttr mapsAttr(mlir::Builder &b,
+                         llvm::ArrayRef<mlir::AffineMap> maps);
+llvm::SmallVector<mlir::AffineMap> mapsOf(mlir::ArrayAttr attr);
+
+/// Inputs of a kernel being built: (value, map) pairs, deduplicated.
+struct InputList {
+  llvm::SmallVector<mlir::Value> values;
+  llvm::SmallVector<mlir::AffineMap> maps;
+  /// The index of (v, map), added if it is new.
+  unsigned add(mlir::Value v, mlir::AffineMap map);
+  llvm::SmallVector<mlir::Type> elementTypes() const;
+};
+
+/// Clones the ops of `block` (except the terminator) at the builder's
+/// insertion point with its arguments replaced by `args`; returns the value
+/// the cloned block yields.
+mlir::Value inlineBlock(mlir::OpBuilder &b, mlir::Block &block,
+                        mlir::ValueRange args);
+
+kernel::ElementwiseOp createElementwise(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Type resultType,
+    const InputList &inputs, mlir::ArrayAttr nodes,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::ValueRange)> body);
+
+/// A contraction without regions.
+kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Type resultType, mlir::Value a,
+                                  mlir::Value bv, bool aT, bool bT,
+                                  const InputList &ep, mlir::ArrayAttr nodes);
+
+/// Fills the body of `op`: both elements converted to f32 through the given
+/// types, multiplied.
+void fillContractBody(mlir::OpBuilder &b, mlir::Location loc,
+                      kernel::ContractOp op, llvm::ArrayRef<mlir::Type> aTypes,
+                      llvm::ArrayRef<mlir::Type> bTypes);
+
+/// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
+/// function) by a kernel op with a single-node region.
+mlir::LogicalResult convertNode(mlir::OpBuilder &b, mlir::Operation *op,
+                                unsigned index);
+
+} // namespace mtc::fusion
+
+#endif // MTC_PASSES_KERNELBUILDER_H
