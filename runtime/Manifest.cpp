@@ -1,6 +1,8 @@
 //===- Manifest.cpp - What a compiled graph needs to run -------------------===//
 #include "runtime/Manifest.h"
 
+#include "llvm/ADT/StringSet.h"
+
 using namespace llvm;
 
 namespace mtc {
@@ -171,12 +173,17 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
       return malformed("buffer '" + b.name + "': " + err);
     m.buffers.push_back(std::move(b));
   }
+  // Names are checked against a set: manifests of large graphs have
+  // thousands of buffers and parameters.
+  StringSet<> names;
+  for (const BufferInfo &b : m.buffers)
+    names.insert(b.name);
   const json::Array *outs = o->getArray("outputs");
   if (!outs)
     return malformed("missing outputs");
   for (const json::Value &ov : *outs) {
     std::optional<StringRef> s = ov.getAsString();
-    if (!s || !m.findBuffer(*s))
+    if (!s || !names.contains(*s))
       return malformed("output is not a buffer");
     m.outputs.push_back(s->str());
   }
@@ -198,7 +205,7 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
     strings("nodes", k.nodes);
     strings("params", k.params);
     for (const std::string &p : k.params)
-      if (!m.findBuffer(p))
+      if (!names.contains(p))
         return malformed("kernel '" + k.name + "' uses unknown buffer '" + p +
                          "'");
     Shape grid, block;

@@ -37,10 +37,8 @@ static Error checkArch(const Device &dev, StringRef arch) {
 }
 
 int Program::findBuffer(StringRef name) const {
-  for (unsigned i = 0; i < man.buffers.size(); ++i)
-    if (man.buffers[i].name == name)
-      return int(i);
-  return -1;
+  auto it = bufferIndex.find(name);
+  return it == bufferIndex.end() ? -1 : int(it->second);
 }
 
 Expected<std::unique_ptr<Program>>
@@ -53,7 +51,7 @@ Program::load(Device &device, const Manifest &manifest, StringRef ptx) {
     return std::move(e);
 
   for (unsigned i = 0; i < m.buffers.size(); ++i)
-    if (p->findBuffer(m.buffers[i].name) != int(i))
+    if (!p->bufferIndex.try_emplace(m.buffers[i].name, i).second)
       return runtimeError(fmt::format(
           "malformed manifest: buffer '{}' appears twice", m.buffers[i].name));
   for (const std::string &o : m.outputs)

@@ -18,6 +18,7 @@
 #include "runtime/Manifest.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <memory>
 #include <vector>
@@ -67,6 +68,7 @@ private:
 
   Device &dev;
   const Manifest &man;
+  llvm::StringMap<unsigned> bufferIndex; // name -> index in man.buffers
   std::unique_ptr<Module> module;
   std::vector<Kernel> kernels;
 };
