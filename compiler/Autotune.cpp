@@ -1,4 +1,5 @@
-//===- Autotune.cpp - Tuning kernels on the GPU, through the cache ---------===//
+//===- Autotune.cpp - Tuning kernels on the GPU, through the cache
+//---------===//
 #include "compiler/Autotune.h"
 
 #include "compiler/Version.h"
@@ -6,14 +7,14 @@
 #include "passes/Heuristics.h"
 #include "passes/Passes.h"
 
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
-#include "llvm/ADT/StringExtras.h"
-#include "mlir/IR/BuiltinOps.h"
 
 #include <chrono>
 #include <fmt/format.h>
@@ -49,8 +50,8 @@ static std::string driverFingerprint() {
   std::sort(gpus.begin(), gpus.end());
   for (const std::string &g : gpus)
     key += "\ngpu " + g;
-  for (const char *var : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-                          "MTC_CUDA_LIBRARY"})
+  for (const char *var :
+       {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MTC_CUDA_LIBRARY"})
     if (const char *v = getenv(var))
       key += std::string("\n") + var + "=" + v;
   return key;
@@ -67,8 +68,8 @@ LazyDevice::identity(llvm::StringRef cacheDir) {
     sha.update(fingerprint);
     path = cacheDir.empty() ? TuneCache::defaultDir() : cacheDir.str();
     llvm::sys::path::append(
-        path, "device-" + llvm::toHex(sha.final(), true).substr(0, 16) +
-                  ".json");
+        path,
+        "device-" + llvm::toHex(sha.final(), true).substr(0, 16) + ".json");
     if (auto buf = llvm::MemoryBuffer::getFile(path)) {
       llvm::Expected<llvm::json::Value> v =
           llvm::json::parse((*buf)->getBuffer());

@@ -1,4 +1,5 @@
-//===- Autotune.h - Tuning kernels on the GPU, through the cache -*- C++ -*-===//
+//===- Autotune.h - Tuning kernels on the GPU, through the cache -*- C++
+//-*-===//
 //
 // Glue between the search (Tuner.h), the cache (TuneCache.h), the compiler
 // and the runtime: every probe is compiled through the real pipeline,

@@ -1,4 +1,5 @@
-//===- Compiler.cpp - Graphs to PTX and manifests ---------------------------===//
+//===- Compiler.cpp - Graphs to PTX and manifests
+//---------------------------===//
 #include "compiler/Compiler.h"
 
 #include "compiler/Ptx.h"
@@ -10,11 +11,11 @@
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -56,8 +57,7 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
   PassManager fusion(ctx);
   buildFusionPipeline(fusion);
   if (failed(fusion.run(*module)))
-    return internalError("fusion failed for graph '" + func.getSymName() +
-                         "'");
+    return internalError("fusion failed for graph '" + func.getSymName() + "'");
   SmallVector<Operation *> ops = kernelOps(onlyFunc(*module));
   for (auto &[index, schedule] : options.schedules) {
     std::string name = kernelName(func.getSymName(), index);
@@ -76,8 +76,8 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
   PassManager schedules(ctx);
   buildSchedulePipeline(schedules);
   if (failed(schedules.run(*module)))
-    return internalError("scheduling failed for graph '" +
-                         func.getSymName() + "'");
+    return internalError("scheduling failed for graph '" + func.getSymName() +
+                         "'");
   return module;
 }
 
@@ -305,8 +305,8 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
                                            const CompileOptions &options) {
   MLIRContext *ctx = func.getContext();
   CompiledGraph out;
-  out.name = options.outputName.empty() ? func.getSymName().str()
-                                        : options.outputName;
+  out.name =
+      options.outputName.empty() ? func.getSymName().str() : options.outputName;
   std::string graphText;
   {
     OwningOpRef<ModuleOp> g = ModuleOp::create(func.getLoc());
@@ -387,14 +387,13 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
 llvm::Error writeFileAtomically(StringRef path, StringRef contents) {
   SmallString<256> tmp;
   int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%", fd, tmp))
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, tmp))
     return llvm::createStringError(ec, "cannot write '%s': %s",
                                    path.str().c_str(), ec.message().c_str());
   // Ctrl-C between here and the rename must not leave the temporary behind.
   llvm::sys::RemoveFileOnSignal(tmp);
-  llvm::scope_exit forget(
-      [&] { llvm::sys::DontRemoveFileOnSignal(tmp); });
+  llvm::scope_exit forget([&] { llvm::sys::DontRemoveFileOnSignal(tmp); });
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << contents;
@@ -404,8 +403,7 @@ llvm::Error writeFileAtomically(StringRef path, StringRef contents) {
       os.clear_error();
       llvm::sys::fs::remove(tmp);
       return llvm::createStringError(ec, "cannot write '%s': %s",
-                                     path.str().c_str(),
-                                     ec.message().c_str());
+                                     path.str().c_str(), ec.message().c_str());
     }
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {

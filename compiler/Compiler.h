@@ -93,8 +93,7 @@ Manifest buildManifest(graph::FuncOp kernels, const CompileOptions &options);
 
 /// Writes `contents` to `path` through a temporary file in the same folder
 /// and a rename, so `path` is either absent, the old file, or complete.
-llvm::Error writeFileAtomically(llvm::StringRef path,
-                                llvm::StringRef contents);
+llvm::Error writeFileAtomically(llvm::StringRef path, llvm::StringRef contents);
 
 } // namespace mtc
 

@@ -1,4 +1,5 @@
-//===- Diagnostics.cpp - Located diagnostics for graph files ---------------===//
+//===- Diagnostics.cpp - Located diagnostics for graph files
+//---------------===//
 #include "compiler/Diagnostics.h"
 
 #include "mlir/IR/BuiltinAttributes.h"

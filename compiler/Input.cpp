@@ -1,4 +1,5 @@
-//===- Input.cpp - Loading graph files and graph-dialect MLIR ---------------===//
+//===- Input.cpp - Loading graph files and graph-dialect MLIR
+//---------------===//
 #include "compiler/Input.h"
 
 #include "dialects/Graph/GraphOps.h"

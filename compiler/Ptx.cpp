@@ -1,4 +1,5 @@
-//===- Ptx.cpp - LLVM dialect to LLVM IR to PTX -----------------------------===//
+//===- Ptx.cpp - LLVM dialect to LLVM IR to PTX
+//-----------------------------===//
 #include "compiler/Ptx.h"
 
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -53,8 +54,8 @@ Expected<PtxResult> emitPtx(mlir::ModuleOp module, StringRef arch) {
     LLVMInitializeNVPTXAsmPrinter();
   });
   if (!isSupportedArch(arch))
-    return fail("unsupported architecture '" + arch + "' (supported: " +
-                kSupportedArchs + ")");
+    return fail("unsupported architecture '" + arch +
+                "' (supported: " + kSupportedArchs + ")");
 
   LLVMContext llvmCtx;
   std::unique_ptr<Module> llvmModule =
@@ -68,9 +69,9 @@ Expected<PtxResult> emitPtx(mlir::ModuleOp module, StringRef arch) {
   if (!target)
     return fail("NVPTX target unavailable: " + error);
   TargetOptions options;
-  std::unique_ptr<TargetMachine> tm(target->createTargetMachine(
-      triple, arch, "+ptx80", options, Reloc::PIC_, std::nullopt,
-      CodeGenOptLevel::Aggressive));
+  std::unique_ptr<TargetMachine> tm(
+      target->createTargetMachine(triple, arch, "+ptx80", options, Reloc::PIC_,
+                                  std::nullopt, CodeGenOptLevel::Aggressive));
   if (!tm)
     return fail("cannot create the NVPTX target machine for " + arch);
   llvmModule->setTargetTriple(triple);

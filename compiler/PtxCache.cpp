@@ -18,16 +18,15 @@ using namespace llvm;
 
 namespace mtc {
 
-std::string ptxCachePath(StringRef dir, mlir::ModuleOp kernels,
-                         StringRef arch, bool fastDequant) {
+std::string ptxCachePath(StringRef dir, mlir::ModuleOp kernels, StringRef arch,
+                         bool fastDequant) {
   std::string ir;
   raw_string_ostream os(ir);
   kernels->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
   SHA256 sha;
-  for (StringRef part : {StringRef("mtc-ptx-1"), StringRef(MTC_VERSION),
-                         StringRef(MTC_BUILD_ID), arch,
-                         StringRef(fastDequant ? "fast-dequant" : "cvt"),
-                         StringRef(ir)}) {
+  for (StringRef part :
+       {StringRef("mtc-ptx-1"), StringRef(MTC_VERSION), StringRef(MTC_BUILD_ID),
+        arch, StringRef(fastDequant ? "fast-dequant" : "cvt"), StringRef(ir)}) {
     sha.update(part);
     sha.update(StringRef("\0", 1));
   }

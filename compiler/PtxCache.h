@@ -1,4 +1,5 @@
-//===- PtxCache.h - Compiled PTX on disk, next to tuned schedules -*- C++ -*-===//
+//===- PtxCache.h - Compiled PTX on disk, next to tuned schedules -*- C++
+//-*-===//
 //
 // `--tune` compiles graphs whose kernels and schedules mostly come from the
 // tuning cache; their PTX can come from disk too. One file per graph stage

@@ -1,4 +1,5 @@
-//===- TuneCache.cpp - Tuned schedules on disk ------------------------------===//
+//===- TuneCache.cpp - Tuned schedules on disk
+//------------------------------===//
 #include "compiler/TuneCache.h"
 
 #include "compiler/Compiler.h"
@@ -65,7 +66,8 @@ std::string TuneCache::pathFor(const TuneKey &key) const {
 }
 
 std::optional<TuneEntry>
-TuneCache::lookup(const TuneKey &key, std::vector<std::string> &warnings) const {
+TuneCache::lookup(const TuneKey &key,
+                  std::vector<std::string> &warnings) const {
   std::string path = pathFor(key);
   if (!sys::fs::exists(path))
     return std::nullopt;
@@ -85,8 +87,8 @@ TuneCache::lookup(const TuneKey &key, std::vector<std::string> &warnings) const 
   if (!o || o->getString("format") != std::optional<StringRef>(kFormat))
     return ignore("not an mtc tuning record");
   const json::Object *storedKey = o->getObject("key");
-  if (!storedKey || json::Value(json::Object(*storedKey)) !=
-                        json::Value(keyFields(key)))
+  if (!storedKey ||
+      json::Value(json::Object(*storedKey)) != json::Value(keyFields(key)))
     return ignore("it was made for another kernel, GPU, driver or mtc "
                   "version (foreign entry)");
   std::optional<StringRef> sched = o->getString("schedule");
@@ -109,8 +111,9 @@ TuneCache::lookup(const TuneKey &key, std::vector<std::string> &warnings) const 
 
 Error TuneCache::store(const TuneKey &key, const TuneEntry &entry) const {
   if (std::error_code ec = sys::fs::create_directories(folder))
-    return createStringError(ec, "cannot create the tuning cache folder '%s': "
-                                 "%s",
+    return createStringError(ec,
+                             "cannot create the tuning cache folder '%s': "
+                             "%s",
                              folder.c_str(), ec.message().c_str());
   json::Object o{{"format", kFormat},
                  {"key", keyFields(key)},

@@ -27,9 +27,9 @@ struct TuneKey {
   std::string kernelIR; // the kernel op, without node names or schedule
   std::string gpu;      // "NVIDIA H200"
   std::string computeCapability; // "9.0"
-  std::string driver;   // "13.0"
-  std::string arch;     // "sm_90"
-  std::string options;  // codegen options that change the code
+  std::string driver;            // "13.0"
+  std::string arch;              // "sm_90"
+  std::string options;           // codegen options that change the code
   std::string mtcVersion;
 
   /// Hex SHA-256 of every field.

@@ -1,4 +1,5 @@
-//===- Tuner.cpp - Coordinate descent over kernel schedules -----------------===//
+//===- Tuner.cpp - Coordinate descent over kernel schedules
+//-----------------===//
 #include "compiler/Tuner.h"
 
 #include <algorithm>
@@ -204,8 +205,7 @@ llvm::Expected<TuneResult> coordinateDescent(
   search.sweeps(coords());
   if (search.tryOtherKinds())
     search.sweeps(coords());
-  while (options.widePass && !search.exhausted() &&
-         search.widePass(coords()))
+  while (options.widePass && !search.exhausted() && search.widePass(coords()))
     search.sweeps(coords());
   return search.result;
 }

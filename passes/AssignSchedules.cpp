@@ -1,4 +1,5 @@
-//===- AssignSchedules.cpp - Heuristic schedules ---------------------------===//
+//===- AssignSchedules.cpp - Heuristic schedules
+//---------------------------===//
 //
 // `mtc-assign-schedules`: every kernel op without a `#kernel.schedule` gets
 // the heuristic one (Heuristics.h); kernels the autotuner or the input already

@@ -48,8 +48,8 @@ defaultMmaSchedule(const ContractShape &c) {
   s.vec = stream && c.k % (4 * 32) == 0 ? 32 : 16;
   s.unroll = stream ? 4 : 2;
   s.splitk = 1;
-  int64_t tiles = llvm::divideCeil(c.n, kMmaRowsPerTile) *
-                  llvm::divideCeil(c.m, s.mtile);
+  int64_t tiles =
+      llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
   int64_t chunks = c.k / (4 * s.vec);
   s.kwarps = 1;
   while (s.kwarps < 8 && tiles * s.kwarps < 16 * 132 &&
@@ -136,8 +136,7 @@ defaultTiledSchedule(const ContractShape &c) {
 static constexpr int64_t kTiledFromM = 17;
 
 std::optional<ScheduleParams>
-mtc::defaultContractSchedule(const ContractShape &c,
-                                     ScheduleKind kind) {
+mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind) {
   if (kind == ScheduleKind::mma || kind == ScheduleKind::tiled) {
     if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
       return std::nullopt;
@@ -240,4 +239,3 @@ ScheduleParams mtc::defaultSchedule(Operation *op) {
     s.vec *= 2;
   return s;
 }
-

@@ -1,4 +1,5 @@
-//===- LowerToLLVM.cpp - scf/arith/cf to the LLVM dialect ------------------===//
+//===- LowerToLLVM.cpp - scf/arith/cf to the LLVM dialect
+//------------------===//
 //
 // `mtc-lower-to-llvm`: the kernels written by mtc-lower-to-nvvm use scf for
 // loops and branches and arith for scalar math; this lowers both (scf through

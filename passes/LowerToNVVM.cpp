@@ -1,4 +1,5 @@
-//===- LowerToNVVM.cpp - Kernel ops to llvm.func GPU kernels ---------------===//
+//===- LowerToNVVM.cpp - Kernel ops to llvm.func GPU kernels
+//---------------===//
 //
 // `mtc-lower-to-nvvm`: each kernel op of each graph.func becomes an llvm.func
 // kernel (the emitters of passes/emit/ write the code), named <graph>_k<index>
@@ -48,15 +49,16 @@ struct LowerToNVVM : mtc::impl::LowerToNVVMBase<LowerToNVVM> {
           return signalPassFailure();
         auto kernel = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
         LaunchConfig l = launchConfig(
-            &op, ScheduleParams::of(op.getAttrOfType<ScheduleAttr>("schedule")));
+            &op,
+            ScheduleParams::of(op.getAttrOfType<ScheduleAttr>("schedule")));
         kernel->setAttr("mtc.nodes", op.getAttr("nodes"));
         kernel->setAttr("mtc.grid", b.getDenseI64ArrayAttr(l.grid));
         kernel->setAttr("mtc.block", b.getDenseI64ArrayAttr(l.block));
         kernel->setAttr(
             "mtc.schedule",
-            b.getStringAttr(ScheduleParams::of(
-                                op.getAttrOfType<ScheduleAttr>("schedule"))
-                                .str()));
+            b.getStringAttr(
+                ScheduleParams::of(op.getAttrOfType<ScheduleAttr>("schedule"))
+                    .str()));
       }
     }
     for (graph::FuncOp func : funcs)

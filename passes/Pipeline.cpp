@@ -1,4 +1,5 @@
-//===- Pipeline.cpp - The mtc pass pipeline ---------------------------------===//
+//===- Pipeline.cpp - The mtc pass pipeline
+//---------------------------------===//
 //
 // The one place that orders mtc's passes, as four stages:
 //

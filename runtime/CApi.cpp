@@ -76,8 +76,7 @@ Expected<std::string> readFile(StringRef path, mtc_status &status) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buf = MemoryBuffer::getFile(path);
   if (!buf) {
     status = MTC_ERROR_IO;
-    return createStringError(buf.getError(), "cannot read '" + path +
-                                                 "': " +
+    return createStringError(buf.getError(), "cannot read '" + path + "': " +
                                                  buf.getError().message());
   }
   return (*buf)->getBuffer().str();
@@ -105,8 +104,8 @@ Expected<json::Value> readJSON(StringRef path, mtc_status &status) {
   if (!v) {
     status = MTC_ERROR_MALFORMED;
     return createStringError(inconvertibleErrorCode(),
-                             "'" + path + "' is not JSON: " +
-                                 toString(v.takeError()));
+                             "'" + path +
+                                 "' is not JSON: " + toString(v.takeError()));
   }
   return v;
 }
@@ -345,8 +344,7 @@ size_t mtc_artifact_num_buckets(const mtc_artifact *artifact) {
   return artifact ? artifact->buckets.size() : 0;
 }
 
-int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact,
-                                  size_t bucket) {
+int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact, size_t bucket) {
   if (!artifact || bucket >= artifact->buckets.size())
     return -1;
   return artifact->buckets[bucket]->value;
@@ -461,8 +459,8 @@ mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
             place("input", i, inputs[i], artifact->inputs[i], b.inputs[i]))
       return s;
   for (size_t i = 0; i < num_outputs; ++i)
-    if (mtc_status s = place("output", i, outputs[i], artifact->outputs[i],
-                             b.outputs[i]))
+    if (mtc_status s =
+            place("output", i, outputs[i], artifact->outputs[i], b.outputs[i]))
       return s;
   const Device &dev = *artifact->device;
   Expected<ContextScope> scope =

@@ -20,8 +20,7 @@ Expected<std::unique_ptr<Executor>>
 Executor::create(Device &device, const Manifest &manifest, StringRef ptx) {
   std::unique_ptr<Executor> ex(new Executor(device, manifest));
   const Manifest &m = ex->man;
-  Expected<std::unique_ptr<Program>> programOr =
-      Program::load(device, m, ptx);
+  Expected<std::unique_ptr<Program>> programOr = Program::load(device, m, ptx);
   if (!programOr)
     return programOr.takeError();
   ex->program = std::move(*programOr);

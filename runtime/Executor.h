@@ -65,7 +65,7 @@ private:
 
   Device &dev;
   Manifest man;
-  std::unique_ptr<Program> program; // refers to `man`
+  std::unique_ptr<Program> program;  // refers to `man`
   std::vector<DeviceBuffer> buffers; // parallel to man.buffers
   std::vector<bool> inputSet;        // parallel to man.buffers
 };

@@ -1,4 +1,5 @@
-//===- HostTensor.cpp - Tensors in host memory -----------------------------===//
+//===- HostTensor.cpp - Tensors in host memory
+//-----------------------------===//
 #include "runtime/HostTensor.h"
 
 #include <cmath>
@@ -22,7 +23,7 @@ uint16_t floatToBF16(float f) {
   uint32_t u = bitsOf(f);
   if (std::isnan(f))
     return uint16_t((u >> 16) | 0x40); // quiet NaN, sign kept
-  u += 0x7FFF + ((u >> 16) & 1);      // round to nearest even
+  u += 0x7FFF + ((u >> 16) & 1);       // round to nearest even
   return uint16_t(u >> 16);
 }
 
@@ -36,7 +37,7 @@ uint16_t floatToHalf(float f) {
     return uint16_t(sign | 0x7E00); // NaN
   if (absu >= 0x477FF000)           // rounds to >= 65520: infinity
     return uint16_t(sign | 0x7C00);
-  if (absu < 0x38800000) {          // subnormal half (or zero)
+  if (absu < 0x38800000) { // subnormal half (or zero)
     // value = absu as float; half subnormal unit is 2^-24.
     float a = floatOf(absu);
     float scaled = a * 16777216.0f; // exact: a * 2^24

@@ -1,4 +1,5 @@
-//===- Manifest.cpp - What a compiled graph needs to run -------------------===//
+//===- Manifest.cpp - What a compiled graph needs to run
+//-------------------===//
 #include "runtime/Manifest.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -280,7 +281,8 @@ Expected<DispatchManifest> DispatchManifest::fromJSON(const json::Value &v) {
   for (const json::Value &bv : *bs) {
     const json::Object *bo = bv.getAsObject();
     std::optional<int64_t> value = bo ? bo->getInteger("value") : std::nullopt;
-    std::optional<StringRef> file = bo ? bo->getString("manifest") : std::nullopt;
+    std::optional<StringRef> file =
+        bo ? bo->getString("manifest") : std::nullopt;
     if (!value || !file || *value <= 0 ||
         (!d.buckets.empty() && *value <= d.buckets.back().value))
       return malformed("dispatch buckets must have ascending positive values "

@@ -34,15 +34,15 @@ struct BufferInfo {
   std::string name;
   Role role = Role::Intermediate;
   DType dtype = DType::F32;
-  Shape shape;   // for workspaces: {bytes}, dtype i8
+  Shape shape; // for workspaces: {bytes}, dtype i8
   int64_t bytes() const;
 };
 
 struct KernelInfo {
-  std::string name;                 // PTX .entry
-  std::string kind;                 // "contract" | "elementwise"
-  std::vector<std::string> nodes;   // graph nodes this kernel computes
-  std::vector<std::string> params;  // buffer names, in parameter order
+  std::string name;                // PTX .entry
+  std::string kind;                // "contract" | "elementwise"
+  std::vector<std::string> nodes;  // graph nodes this kernel computes
+  std::vector<std::string> params; // buffer names, in parameter order
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
   /// Shared memory per block, static and dynamic together (an upper bound of
@@ -52,19 +52,19 @@ struct KernelInfo {
   /// default (48 KiB) the kernel must first be allowed it with
   /// cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
   int64_t dynamicSharedBytes = 0;
-  std::string schedule;             // ScheduleParams::str()
-  llvm::json::Object scheduleFields;   // the same, field by field
-  double flops = 0;                 // useful floating-point operations
-  double minBytes = 0;              // bytes that must move (each input once)
-  std::optional<double> tunedMicros;  // measured time of the tuned winner
+  std::string schedule;              // ScheduleParams::str()
+  llvm::json::Object scheduleFields; // the same, field by field
+  double flops = 0;                  // useful floating-point operations
+  double minBytes = 0;               // bytes that must move (each input once)
+  std::optional<double> tunedMicros; // measured time of the tuned winner
 };
 
 struct Manifest {
   std::string mtcVersion;
-  std::string graph;       // graph name
-  std::string source;      // graph file
-  std::string arch;        // "sm_90"
-  std::string ptxFile;     // relative to the manifest
+  std::string graph;   // graph name
+  std::string source;  // graph file
+  std::string arch;    // "sm_90"
+  std::string ptxFile; // relative to the manifest
   /// For graphs compiled with --bind: the bound symbol values ("M" -> 4).
   std::vector<std::pair<std::string, int64_t>> bindings;
   std::vector<BufferInfo> buffers;  // inputs first (in signature order)

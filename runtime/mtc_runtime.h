@@ -98,11 +98,12 @@ MTC_API const char *mtc_artifact_symbol(const mtc_artifact *artifact);
 
 /* Buckets, ascending: an unbound graph has one, of value 0. */
 MTC_API size_t mtc_artifact_num_buckets(const mtc_artifact *artifact);
-MTC_API int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact, size_t bucket);
+MTC_API int64_t mtc_artifact_bucket_value(const mtc_artifact *artifact,
+                                          size_t bucket);
 /* The bucket that runs runtime value `value` (>= 1; 0 for an unbound
    graph). */
-MTC_API mtc_status mtc_artifact_select(const mtc_artifact *artifact, int64_t value,
-                               size_t *bucket);
+MTC_API mtc_status mtc_artifact_select(const mtc_artifact *artifact,
+                                       int64_t value, size_t *bucket);
 
 /* The graph's inputs and outputs, in signature and return order. */
 MTC_API size_t mtc_artifact_num_inputs(const mtc_artifact *artifact);
@@ -120,9 +121,9 @@ typedef struct mtc_tensor_info {
   int symbolic_dim;
 } mtc_tensor_info;
 /* Input or output `index` as bucket `bucket` lays it out. */
-MTC_API mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t bucket,
-                               mtc_tensor_kind kind, size_t index,
-                               mtc_tensor_info *info);
+MTC_API mtc_status mtc_artifact_tensor(const mtc_artifact *artifact,
+                                       size_t bucket, mtc_tensor_kind kind,
+                                       size_t index, mtc_tensor_info *info);
 
 /* Runs the graph for runtime value `value` (see mtc_artifact_select): every
    kernel of the bucket, in order, on `stream` (0: the context's default
@@ -133,9 +134,11 @@ MTC_API mtc_status mtc_artifact_tensor(const mtc_artifact *artifact, size_t buck
    Asynchronous: a kernel that faults is reported by the next synchronising
    call on the stream. */
 MTC_API mtc_status mtc_artifact_launch(mtc_artifact *artifact, int64_t value,
-                               mtc_stream stream, const mtc_deviceptr *inputs,
-                               size_t num_inputs, const mtc_deviceptr *outputs,
-                               size_t num_outputs);
+                                       mtc_stream stream,
+                                       const mtc_deviceptr *inputs,
+                                       size_t num_inputs,
+                                       const mtc_deviceptr *outputs,
+                                       size_t num_outputs);
 
 #ifdef __cplusplus
 }

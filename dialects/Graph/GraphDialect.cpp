@@ -1,4 +1,5 @@
-//===- GraphDialect.cpp - mtc graph dialect --------------------------------===//
+//===- GraphDialect.cpp - mtc graph dialect
+//--------------------------------===//
 #include "dialects/Graph/GraphDialect.h"
 #include "dialects/Graph/GraphOps.h"
 

@@ -1,4 +1,5 @@
-//===- GraphOps.cpp - mtc graph dialect ops --------------------------------===//
+//===- GraphOps.cpp - mtc graph dialect ops
+//--------------------------------===//
 //
 // Verifiers (through ShapeRules), result type inference, the shared node
 // syntax, folders and canonicalization patterns.
@@ -80,8 +81,8 @@ ParseResult mtc::graph::parseNode(OpAsmParser &parser, OperationState &result,
   result.addTypes(resultType);
   StringRef name = parser.getResultName(0).first;
   if (isIdentifier(name))
-    result.location = NameLoc::get(
-        StringAttr::get(parser.getContext(), name), result.location);
+    result.location = NameLoc::get(StringAttr::get(parser.getContext(), name),
+                                   result.location);
   return success();
 }
 
@@ -142,9 +143,9 @@ ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
                       TypeAttr::get(b.getFunctionType(argTypes, resultTypes)));
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
     return failure();
-  call_interface_impl::addArgAndResultAttrs(
-      b, result, args, resultAttrs, getArgAttrsAttrName(result.name),
-      getResAttrsAttrName(result.name));
+  call_interface_impl::addArgAndResultAttrs(b, result, args, resultAttrs,
+                                            getArgAttrsAttrName(result.name),
+                                            getResAttrsAttrName(result.name));
   Region *body = result.addRegion();
   return parser.parseRegion(*body, args);
 }
@@ -187,9 +188,9 @@ LogicalResult FuncOp::verify() {
   Block &entry = getBody().front();
   ArrayRef<Type> inputs = getFunctionType().getInputs();
   if (entry.getNumArguments() != inputs.size())
-    return emitOpError("has ") << entry.getNumArguments()
-                               << " block arguments but its type has "
-                               << inputs.size() << " inputs";
+    return emitOpError("has ")
+           << entry.getNumArguments() << " block arguments but its type has "
+           << inputs.size() << " inputs";
   for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
     if (arg.getType() != inputs[i])
       return emitOpError("block argument #")
@@ -206,11 +207,11 @@ LogicalResult FuncOp::verify() {
   }
   for (auto [i, type] : llvm::enumerate(getFunctionType().getResults())) {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape() || !dtypeOf(tensor.getElementType()))
+    if (!tensor || !tensor.hasStaticShape() ||
+        !dtypeOf(tensor.getElementType()))
       return emitOpError("result #")
              << i << " must be a statically shaped tensor, got " << type;
-    if (failed(verifyTensorLimits(*this, "result #" + std::to_string(i),
-                                  type)))
+    if (failed(verifyTensorLimits(*this, "result #" + std::to_string(i), type)))
       return failure();
   }
   for (auto [i, type] : llvm::enumerate(inputs))
@@ -224,15 +225,14 @@ LogicalResult ReturnOp::verify() {
   ArrayRef<Type> results = func.getFunctionType().getResults();
   if (getNumOperands() != results.size())
     return emitOpError("returns ")
-           << getNumOperands()
-           << (getNumOperands() == 1 ? " value" : " values")
+           << getNumOperands() << (getNumOperands() == 1 ? " value" : " values")
            << " but the graph declares " << results.size()
            << (results.size() == 1 ? " output" : " outputs");
   for (auto [i, v] : llvm::enumerate(getOperands()))
     if (v.getType() != results[i])
       return emitOpError("output #")
-             << i << " has type " << v.getType()
-             << " but the graph declares " << results[i];
+             << i << " has type " << v.getType() << " but the graph declares "
+             << results[i];
   return success();
 }
 
@@ -250,7 +250,7 @@ struct Operands {
 
 static LogicalResult collectOperands(std::optional<Location> loc,
                                      ValueRange operands, StringRef op,
-                                 Operands &out) {
+                                     Operands &out) {
   for (Value v : operands) {
     auto t = dyn_cast<RankedTensorType>(v.getType());
     std::optional<DType> d = t ? dtypeOf(t.getElementType()) : std::nullopt;
@@ -267,10 +267,11 @@ static LogicalResult fail(std::optional<Location> loc, const std::string &err) {
   return emitOptionalError(loc, err);
 }
 
-LogicalResult LinearOp::inferReturnTypes(
-    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr,
+                                         OpaqueProperties, RegionRange,
+                                         SmallVectorImpl<Type> &inferred) {
   Operands ops;
   std::string err;
   Shape shape;
@@ -285,10 +286,11 @@ LogicalResult LinearOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult MatmulOp::inferReturnTypes(
-    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         ValueRange operands, DictionaryAttr,
+                                         OpaqueProperties, RegionRange,
+                                         SmallVectorImpl<Type> &inferred) {
   Operands ops;
   std::string err;
   Shape shape;
@@ -303,10 +305,11 @@ LogicalResult MatmulOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult TransposeOp::inferReturnTypes(
-    MLIRContext *ctx, std::optional<Location> loc, ValueRange operands,
-    DictionaryAttr, OpaqueProperties, RegionRange,
-    SmallVectorImpl<Type> &inferred) {
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            ValueRange operands, DictionaryAttr,
+                                            OpaqueProperties, RegionRange,
+                                            SmallVectorImpl<Type> &inferred) {
   Operands ops;
   std::string err;
   Shape shape;

@@ -37,8 +37,8 @@ void setNodeResultName(mlir::Operation *op, mlir::OpAsmSetValueNameFn fn);
 /// at most 2^40 elements); a convert keeps the shape.
 llvm::LogicalResult verifyNode(mlir::Operation *op);
 /// checkShape on a tensor type, reported on `op`.
-llvm::LogicalResult verifyTensorLimits(mlir::Operation *op, llvm::StringRef what,
-                                       mlir::Type type);
+llvm::LogicalResult verifyTensorLimits(mlir::Operation *op,
+                                       llvm::StringRef what, mlir::Type type);
 } // namespace mtc::graph
 
 #define GET_OP_CLASSES

@@ -96,8 +96,8 @@ bool broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b, Shape &out,
     if (da != db && da != 1 && db != 1) {
       err = "shapes " + formatShape(a) + " and " + formatShape(b) +
             " cannot be broadcast together (dim " +
-            std::to_string(rank - 1 - i) + ": " + std::to_string(da) +
-            " vs " + std::to_string(db) + ")";
+            std::to_string(rank - 1 - i) + ": " + std::to_string(da) + " vs " +
+            std::to_string(db) + ")";
       return false;
     }
     out[rank - 1 - i] = da == 1 ? db : da;
@@ -111,8 +111,8 @@ static bool checkContractDims(StringRef op, StringRef aName,
                               ArrayRef<int64_t> a, StringRef bName,
                               ArrayRef<int64_t> b, int64_t n,
                               std::string &err) {
-  auto tooLarge = [&](const char *what, StringRef name,
-                      ArrayRef<int64_t> shape, const std::string &value) {
+  auto tooLarge = [&](const char *what, StringRef name, ArrayRef<int64_t> shape,
+                      const std::string &value) {
     err = op.str() + ": " + what + " = " + value + " (from " + name.str() +
           " " + formatShape(shape) +
           ") exceeds 2^31 - 1 = 2147483647, the largest M and N of a "
@@ -196,8 +196,8 @@ bool checkFloatType(StringRef op, DType a, std::string &err) {
 
 bool checkSameFloatTypes(StringRef op, DType a, DType b, std::string &err) {
   if (a != b) {
-    err = op.str() + ": element types differ (" + dtypeName(a).str() +
-          " vs " + dtypeName(b).str() + "); insert a convert";
+    err = op.str() + ": element types differ (" + dtypeName(a).str() + " vs " +
+          dtypeName(b).str() + "); insert a convert";
     return false;
   }
   return checkFloatType(op, a, err);

@@ -1,4 +1,5 @@
-//===- KernelDialect.cpp - mtc kernel dialect ------------------------------===//
+//===- KernelDialect.cpp - mtc kernel dialect
+//------------------------------===//
 #include "dialects/Kernel/KernelDialect.h"
 #include "dialects/Kernel/KernelOps.h"
 #include "dialects/Kernel/Schedule.h"

@@ -1,4 +1,5 @@
-//===- KernelOps.cpp - mtc kernel dialect ops ------------------------------===//
+//===- KernelOps.cpp - mtc kernel dialect ops
+//------------------------------===//
 //
 // Verifiers for kernel ops: operand layouts, indexing maps, the structure of
 // the contraction body, and the scalar ops kernel regions may hold.
@@ -34,8 +35,8 @@ bool mtc::kernel::isAllowedScalarOp(Operation *op) {
 
 /// Conversion ops that may form the body's per-operand chains.
 static bool isConversion(Operation *op) {
-  return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp,
-             arith::FPToSIOp>(op);
+  return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp>(
+      op);
 }
 
 LogicalResult mtc::kernel::verifyIndexingMap(Operation *op, StringRef what,
@@ -43,13 +44,14 @@ LogicalResult mtc::kernel::verifyIndexingMap(Operation *op, StringRef what,
                                              ArrayRef<int64_t> iterShape,
                                              ArrayRef<int64_t> inputShape) {
   if (map.getNumDims() != iterShape.size() || map.getNumSymbols() != 0)
-    return op->emitOpError() << what << ": map " << AffineMapAttr::get(map) << " must have "
-                             << iterShape.size() << " dims and no symbols";
+    return op->emitOpError()
+           << what << ": map " << AffineMapAttr::get(map) << " must have "
+           << iterShape.size() << " dims and no symbols";
   if (map.getNumResults() != inputShape.size())
-    return op->emitOpError() << what << ": map " << AffineMapAttr::get(map) << " has "
-                             << map.getNumResults()
-                             << " results but the input has rank "
-                             << inputShape.size();
+    return op->emitOpError()
+           << what << ": map " << AffineMapAttr::get(map) << " has "
+           << map.getNumResults() << " results but the input has rank "
+           << inputShape.size();
   for (auto [i, expr] : llvm::enumerate(map.getResults())) {
     if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
       if (inputShape[i] != iterShape[dim.getPosition()])
@@ -94,16 +96,14 @@ static LogicalResult verifyScalarRegion(Operation *op, StringRef what,
            << ", expected " << argTypes.size();
   for (auto [i, arg] : llvm::enumerate(block.getArguments()))
     if (arg.getType() != argTypes[i])
-      return op->emitOpError()
-             << what << " argument #" << i << " has type " << arg.getType()
-             << ", expected " << argTypes[i];
+      return op->emitOpError() << what << " argument #" << i << " has type "
+                               << arg.getType() << ", expected " << argTypes[i];
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
     return op->emitOpError() << what << " must end in kernel.yield";
   if (yield.getValue().getType() != yieldType)
-    return op->emitOpError() << what << " yields "
-                             << yield.getValue().getType() << ", expected "
-                             << yieldType;
+    return op->emitOpError() << what << " yields " << yield.getValue().getType()
+                             << ", expected " << yieldType;
   for (Operation &inner : block)
     if (!isAllowedScalarOp(&inner))
       return inner.emitOpError()
@@ -120,8 +120,8 @@ static LogicalResult verifyScheduleOf(Operation *op,
   ScheduleParams s = ScheduleParams::of(*attr);
   std::string err = checkSchedule(op, s);
   if (!err.empty())
-    return op->emitOpError() << "schedule " << s.str() << " is illegal: "
-                             << err;
+    return op->emitOpError()
+           << "schedule " << s.str() << " is illegal: " << err;
   return success();
 }
 
@@ -217,14 +217,14 @@ LogicalResult ContractOp::verify() {
 
   ArrayAttr maps = getEpilogueMaps();
   if (maps.size() != getEpilogueInputs().size())
-    return emitOpError("has ") << getEpilogueInputs().size()
-                               << " epilogue inputs but " << maps.size()
-                               << " epilogue maps";
+    return emitOpError("has ")
+           << getEpilogueInputs().size() << " epilogue inputs but "
+           << maps.size() << " epilogue maps";
   for (auto [i, v] : llvm::enumerate(getEpilogueInputs()))
-    if (failed(verifyIndexingMap(
-            *this, "epilogue input #" + std::to_string(i),
-            cast<AffineMapAttr>(maps[i]).getValue(), r,
-            cast<RankedTensorType>(v.getType()).getShape())))
+    if (failed(
+            verifyIndexingMap(*this, "epilogue input #" + std::to_string(i),
+                              cast<AffineMapAttr>(maps[i]).getValue(), r,
+                              cast<RankedTensorType>(v.getType()).getShape())))
       return failure();
   return verifyScheduleOf(*this, getSchedule());
 }
@@ -255,7 +255,8 @@ LogicalResult ContractOp::verifyRegions() {
 
   SmallVector<Type> epilogueArgs{f32};
   for (Value v : getEpilogueInputs())
-    epilogueArgs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+    epilogueArgs.push_back(
+        cast<RankedTensorType>(v.getType()).getElementType());
   return verifyScalarRegion(*this, "epilogue", getEpilogue(), epilogueArgs,
                             cast<RankedTensorType>(getType()).getElementType());
 }

@@ -55,7 +55,7 @@ int64_t mtc::kernel::numElementsOf(Type t) {
 //===----------------------------------------------------------------------===//
 
 ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
-                                       const ScheduleParams &s) {
+                                               const ScheduleParams &s) {
   ContractGeometry g;
   g.elemsPerLoad = std::max<int64_t>(1, s.vec / dtypeBytes(c.b));
   bool tiled = s.kind == ScheduleKind::tiled;
@@ -79,8 +79,8 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
         4 * s.rows *
         std::max<int64_t>(1, s.mtile / std::max<int64_t>(1, s.mwarps) / 8);
   } else {
-    g.accPerThread = c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad
-                                   : s.mtile * s.rows;
+    g.accPerThread =
+        c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad : s.mtile * s.rows;
   }
   g.gridN = llvm::divideCeil(c.n, g.colsPerBlock);
   g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
@@ -145,14 +145,16 @@ static std::string checkMmaSchedule(const ContractShape &c,
     return "mma schedules take vec = 16, 32 or 64 (K elements per lane and "
            "step)";
   if (c.k % (4 * s.vec))
-    return "mma vec " + std::to_string(s.vec) + " needs K to be a multiple "
-           "of " + std::to_string(4 * s.vec);
+    return "mma vec " + std::to_string(s.vec) +
+           " needs K to be a multiple "
+           "of " +
+           std::to_string(4 * s.vec);
   if (s.mtile % 8 || s.mtile < 8 || s.mtile > 64)
     return "mma schedules need mtile to be 8, 16, 24, ... or 64 (rows of A "
            "in tiles of 8)";
   if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
-    return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
-           std::to_string(c.m) + " rounded up to 8";
+    return "mtile " + std::to_string(s.mtile) +
+           " exceeds M = " + std::to_string(c.m) + " rounded up to 8";
   if (!isPow2In(s.rows, 1, 8))
     return "rows (16-row weight tiles per warp) must be a power of two in "
            "[1, 8]";
@@ -195,8 +197,8 @@ static std::string checkTiledSchedule(const ContractShape &c,
     return "tiled schedules need mtile / mwarps to be 8, 16, ... or 64 (rows "
            "of A per warp, in tiles of 8)";
   if (s.mtile > int64_t(llvm::alignTo(c.m, 8 * s.mwarps)))
-    return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
-           std::to_string(c.m) + " rounded up to " +
+    return "mtile " + std::to_string(s.mtile) +
+           " exceeds M = " + std::to_string(c.m) + " rounded up to " +
            std::to_string(8 * s.mwarps);
   if (!isPow2In(s.rows, 1, 8))
     return "rows (16-row weight tiles per warp) must be a power of two in "
@@ -205,8 +207,8 @@ static std::string checkTiledSchedule(const ContractShape &c,
   // rows per 16-row tile, one activation row per 8-row tile) and the
   // dequantized fragments.
   int64_t mt = perWarp / 8;
-  int64_t regs = 4 * s.rows * mt + 2 * s.rows * 4 * dtypeBytes(c.b) +
-                 8 * mt + 4 * s.rows + 40;
+  int64_t regs = 4 * s.rows * mt + 2 * s.rows * 4 * dtypeBytes(c.b) + 8 * mt +
+                 4 * s.rows + 40;
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
@@ -244,8 +246,8 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
     if (s.mtile < 1 || s.mtile > 16)
       return "mtile must be in [1, 16]";
     if (s.mtile > c.m)
-      return "mtile " + std::to_string(s.mtile) + " exceeds M = " +
-             std::to_string(c.m);
+      return "mtile " + std::to_string(s.mtile) +
+             " exceeds M = " + std::to_string(c.m);
   }
   if (!isPow2In(s.splitk, 1, 64))
     return "splitk must be a power of two in [1, 64]";
@@ -259,21 +261,20 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   int64_t epl = g.elemsPerLoad;
   if (c.bTransposed) {
     if (c.n % epl)
-      return "vec " + std::to_string(s.vec) + " needs N = " +
-             std::to_string(c.n) + " to be a multiple of " +
+      return "vec " + std::to_string(s.vec) +
+             " needs N = " + std::to_string(c.n) + " to be a multiple of " +
              std::to_string(epl) + " (aligned vector loads)";
     if (g.pieces > c.k)
       return "kwarps * splitk exceeds K";
   } else {
     if (c.k % epl)
-      return "vec " + std::to_string(s.vec) + " needs K = " +
-             std::to_string(c.k) + " to be a multiple of " +
+      return "vec " + std::to_string(s.vec) +
+             " needs K = " + std::to_string(c.k) + " to be a multiple of " +
              std::to_string(epl) + " (aligned vector loads)";
     int64_t chunks = c.k / g.chunk;
     if (g.pieces > std::max<int64_t>(1, chunks))
-      return "kwarps * splitk = " + std::to_string(g.pieces) +
-             " exceeds the " + std::to_string(chunks) + " K steps of " +
-             std::to_string(g.chunk);
+      return "kwarps * splitk = " + std::to_string(g.pieces) + " exceeds the " +
+             std::to_string(chunks) + " K steps of " + std::to_string(g.chunk);
   }
   int64_t words = std::max<int64_t>(1, s.vec / 4);
   int64_t regs = 0;
@@ -357,8 +358,7 @@ LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
   int64_t threads = s.warps * 32;
   int64_t n = numElementsOf(op->getResult(0).getType());
   // divideCeil of two int64_t is unsigned; braces do not narrow implicitly.
-  l.grid = {static_cast<int64_t>(llvm::divideCeil(n, threads * s.vec)), 1,
-            1};
+  l.grid = {static_cast<int64_t>(llvm::divideCeil(n, threads * s.vec)), 1, 1};
   l.block = {threads, 1, 1};
   return l;
 }

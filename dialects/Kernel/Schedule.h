@@ -121,29 +121,69 @@ struct ScheduleField {
 inline constexpr ScheduleField kScheduleFields[] = {
     // name, letters, member, default, shown at default,
     //   {tuner order, range for simt and mma, for tiled, for elementwise}
-    {"warps", "w", &ScheduleParams::warps, 4, true,
+    {"warps",
+     "w",
+     &ScheduleParams::warps,
+     4,
+     true,
      {1, powersOfTwo(1, 32), powersOfTwo(1, 32), powersOfTwo(1, 32)}},
-    {"rows", "r", &ScheduleParams::rows, 1, true,
+    {"rows",
+     "r",
+     &ScheduleParams::rows,
+     1,
+     true,
      {2, powersOfTwo(1, 16), powersOfTwo(1, 16), {}}},
-    {"kwarps", "kw", &ScheduleParams::kwarps, 1, true,
+    {"kwarps",
+     "kw",
+     &ScheduleParams::kwarps,
+     1,
+     true,
      {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}}},
-    {"vec", "v", &ScheduleParams::vec, 16, true,
+    {"vec",
+     "v",
+     &ScheduleParams::vec,
+     16,
+     true,
      {7, powersOfTwo(1, 64), powersOfTwo(1, 64), powersOfTwo(1, 16)}},
-    {"unroll", "u", &ScheduleParams::unroll, 1, true,
+    {"unroll",
+     "u",
+     &ScheduleParams::unroll,
+     1,
+     true,
      {4, powersOfTwo(1, 16), {}, {}}},
     // Rows of M per block: also M itself and wherever the start is.
-    {"mtile", "mt", &ScheduleParams::mtile, 1, true,
+    {"mtile",
+     "mt",
+     &ScheduleParams::mtile,
+     1,
+     true,
      {8, powersOfTwo(1, 16), powersOfTwo(8, 256), {}, /*plusM=*/true}},
-    {"splitk", "sk", &ScheduleParams::splitk, 1, true,
+    {"splitk",
+     "sk",
+     &ScheduleParams::splitk,
+     1,
+     true,
      {9, powersOfTwo(1, 64), powersOfTwo(1, 64), {}}},
     // Register caps: 0 lets ptxas choose (it may sink loads to gain
     // occupancy); 255 is no cap at all, but ptxas stops trading registers
     // for occupancy; then tighter caps keep more loads in flight.
-    {"regs", "rg", &ScheduleParams::regs, 0, false,
+    {"regs",
+     "rg",
+     &ScheduleParams::regs,
+     0,
+     false,
      {0, oneOf(0, 255, 168, 128, 96), oneOf(0, 255, 168, 128, 96), {}}},
-    {"mwarps", "mw", &ScheduleParams::mwarps, 1, false,
+    {"mwarps",
+     "mw",
+     &ScheduleParams::mwarps,
+     1,
+     false,
      {3, {}, powersOfTwo(1, 8), {}}},
-    {"stages", "st", &ScheduleParams::stages, 1, false,
+    {"stages",
+     "st",
+     &ScheduleParams::stages,
+     1,
+     false,
      {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}}},
 };
 inline constexpr size_t kNumScheduleFields = std::size(kScheduleFields);
@@ -186,15 +226,15 @@ LaunchConfig contractLaunchConfig(const ContractShape &c,
 /// Derived quantities of a contraction schedule, shared by the lowering and
 /// launchConfig.
 struct ContractGeometry {
-  int64_t elemsPerLoad;  // B elements one lane loads at once (vec / sizeof B)
-  int64_t warpsN;        // warps along N (warps / kwarps)
-  int64_t colsPerBlock;  // output columns (n) one block covers
-  int64_t gridN, gridM;  // blocks along N and along M
-  int64_t chunk;         // K elements one warp consumes per step (nk layout)
-  int64_t pieces;        // K pieces: kwarps * splitk
-  int64_t reduceFloats;  // shared-memory floats for the cross-warp reduction
-  int64_t accPerThread;  // f32 accumulators per thread (mma: 4 * rows * mt)
-  int64_t stageBytes;    // tiled: shared bytes of one pipeline stage
+  int64_t elemsPerLoad;    // B elements one lane loads at once (vec / sizeof B)
+  int64_t warpsN;          // warps along N (warps / kwarps)
+  int64_t colsPerBlock;    // output columns (n) one block covers
+  int64_t gridN, gridM;    // blocks along N and along M
+  int64_t chunk;           // K elements one warp consumes per step (nk layout)
+  int64_t pieces;          // K pieces: kwarps * splitk
+  int64_t reduceFloats;    // shared-memory floats for the cross-warp reduction
+  int64_t accPerThread;    // f32 accumulators per thread (mma: 4 * rows * mt)
+  int64_t stageBytes;      // tiled: shared bytes of one pipeline stage
   int64_t weightTileBytes; // tiled: the weight's part of a stage (first)
 };
 

@@ -76,7 +76,7 @@ static const ScheduleField *fieldOfText(StringRef text) {
 }
 
 std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
-                                                   std::string &err) {
+                                                    std::string &err) {
   ScheduleParams s;
   SmallVector<StringRef> words;
   SmallString<64> normalized(text);

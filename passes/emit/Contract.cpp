@@ -87,8 +87,8 @@ Value ContractEmitter::clampedRow(int64_t i) {
 std::pair<Value, Value> ContractEmitter::pieceRange(int64_t total) {
   Value p = g.zext64(piece);
   Value begin = g.udiv(g.mul(p, g.c64(total)), g.c64(geo.pieces));
-  Value end = g.udiv(g.mul(g.add(p, g.c64(1)), g.c64(total)),
-                     g.c64(geo.pieces));
+  Value end =
+      g.udiv(g.mul(g.add(p, g.c64(1)), g.c64(total)), g.c64(geo.pieces));
   return {begin, end};
 }
 
@@ -129,8 +129,8 @@ Value ContractEmitter::epilogueOffset(unsigned j, Value m, Value n) {
 }
 
 void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
-  Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
-                    g.cmp(Pred::ult, n, g.c32(N())));
+  Value ok =
+      g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
   g.ifThen(ok, [&] {
     SmallVector<Value> args{acc};
     for (unsigned j = 0; j < E.size(); ++j) {
@@ -139,8 +139,8 @@ void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
       args.push_back(g.load(t, g.gep(E[j], off), bytesOf(t), true));
     }
     Value v = emitBlock(op.getEpilogue().front(), args);
-    Value off = g.mul(g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n)),
-                      g.c64(eo));
+    Value off =
+        g.mul(g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n)), g.c64(eo));
     g.store(v, g.gep(Out, off), eo);
   });
 }
@@ -153,8 +153,8 @@ Value ContractEmitter::workspaceElem(Value m, Value n) {
 void ContractEmitter::deliver(Value m, Value n, Value v) {
   if (s.splitk == 1)
     return writeOutput(m, n, v);
-  Value ok = g.andi(g.cmp(Pred::ult, m, g.c32(M())),
-                    g.cmp(Pred::ult, n, g.c32(N())));
+  Value ok =
+      g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
   g.ifThen(ok, [&] {
     LLVM::AtomicRMWOp::create(g.b, g.loc, LLVM::AtomicBinOp::fadd,
                               workspaceElem(m, n), v,
@@ -172,8 +172,8 @@ void ContractEmitter::splitKFinish(int64_t count,
   g.fenceGpu();
   g.barrier();
   int64_t countersAt = llvm::alignTo(M() * N() * 4, 256);
-  Value counter = g.gep(WS, g.add(g.c64(countersAt),
-                                  g.mul(g.zext64(bid), g.c64(4))));
+  Value counter =
+      g.gep(WS, g.add(g.c64(countersAt), g.mul(g.zext64(bid), g.c64(4))));
   g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
     Value ticket = LLVM::AtomicRMWOp::create(
         g.b, g.loc, LLVM::AtomicBinOp::add, counter, g.c32(1),

@@ -51,16 +51,14 @@ LogicalResult ElementwiseEmitter::emit() {
   Value bid = g.zext64(g.ctaidX());
   for (int64_t v = 0; v < s.vec; ++v) {
     Value idx = g.add(
-        g.mul(g.add(g.mul(bid, g.c64(s.vec)), g.c64(v)), g.c64(threads)),
-        tid);
+        g.mul(g.add(g.mul(bid, g.c64(s.vec)), g.c64(v)), g.c64(threads)), tid);
     g.ifThen(g.cmp(Pred::ult, idx, g.c64(total)), [&] {
       SmallVector<Value> dims = unflatten(idx, R);
       SmallVector<Value> args;
       for (auto [j, in] : llvm::enumerate(op.getInputs())) {
         Type t = elementTypeOf(in);
         Value off = inputOffset(j, idx, dims);
-        args.push_back(g.load(t, g.gep(param(j), g.mul(off, g.c64(
-                                                            bytesOf(t)))),
+        args.push_back(g.load(t, g.gep(param(j), g.mul(off, g.c64(bytesOf(t)))),
                               bytesOf(t), true));
       }
       Value r = emitBlock(op.getBody().front(), args);

@@ -37,11 +37,9 @@ void Emitter::beginKernel(unsigned numParams, unsigned numReadOnly,
                           int64_t threads, int64_t maxRegs) {
   MLIRContext *ctx = g.b.getContext();
   SmallVector<Type> params(numParams, g.globalPtr);
-  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
-                                          params);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
   func = LLVM::LLVMFuncOp::create(g.b, g.loc, name, type);
-  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
-                g.b.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), g.b.getUnitAttr());
   func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                 g.b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
   if (maxRegs)
@@ -81,8 +79,8 @@ Value Emitter::dynamicShared() {
     OpBuilder::InsertionGuard guard(g.b);
     g.b.setInsertionPoint(func);
     LLVM::GlobalOp::create(g.b, g.loc, LLVM::LLVMArrayType::get(g.i8, 0),
-                           /*isConstant=*/false, LLVM::Linkage::External,
-                           sym, Attribute(), /*alignment=*/16,
+                           /*isConstant=*/false, LLVM::Linkage::External, sym,
+                           Attribute(), /*alignment=*/16,
                            /*addrSpace=*/3);
   }
   return LLVM::AddressOfOp::create(g.b, g.loc, g.sharedPtr, sym);
@@ -96,19 +94,17 @@ Value Emitter::sharedElem(Value base, Value index, unsigned elemBytes) {
 // Loads and element extraction
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> Emitter::unrolledLoop(Value begin, Value end,
-                                         int64_t unroll, ValueRange init,
-                                         Step step) {
+SmallVector<Value> Emitter::unrolledLoop(Value begin, Value end, int64_t unroll,
+                                         ValueRange init, Step step) {
   Value groups = g.udiv(g.sub(end, begin), g.c64(unroll));
   SmallVector<Value> acc = g.forLoop(
       g.c64(0), groups, g.c64(1), init, [&](Value iv, ValueRange iters) {
         return step(g.add(begin, g.mul(iv, g.c64(unroll))), unroll, iters);
       });
   if (unroll > 1)
-    acc = g.forLoop(g.add(begin, g.mul(groups, g.c64(unroll))), end,
-                    g.c64(1), acc, [&](Value iv, ValueRange iters) {
-                      return step(iv, 1, iters);
-                    });
+    acc = g.forLoop(
+        g.add(begin, g.mul(groups, g.c64(unroll))), end, g.c64(1), acc,
+        [&](Value iv, ValueRange iters) { return step(iv, 1, iters); });
   return acc;
 }
 
@@ -190,15 +186,14 @@ SmallVector<Value> Emitter::convertAll(const Raw &r, unsigned count,
     Value hiMask = g.c32(int32_t(0xFFFF0000u));
     for (unsigned e = 0; e < count; ++e) {
       Value w = wordOf(r, e * 2);
-      Value bits = (e % 2 == 0 || r.bytes < 4) ? g.shl(w, g.c32(16))
-                                               : g.band(w, hiMask);
+      Value bits =
+          (e % 2 == 0 || r.bytes < 4) ? g.shl(w, g.c32(16)) : g.band(w, hiMask);
       out.push_back(g.bitcast(f32, bits));
     }
     return out;
   }
   for (unsigned e = 0; e < count; ++e)
-    out.push_back(
-        emitChain(chain, asElement(rawElement(r, e, eb), elemType)));
+    out.push_back(emitChain(chain, asElement(rawElement(r, e, eb), elemType)));
   return out;
 }
 
@@ -225,8 +220,8 @@ Value Emitter::emitScalarOp(Operation *op, IRMapping &m) {
     unsigned bits = cvt.getType().getIntOrFloatBitWidth();
     Value lo = g.cf32(-std::ldexp(1.0, bits - 1));
     Value hi = g.cf32(std::ldexp(1.0, bits - 1) - 1);
-    Value isNan = arith::CmpFOp::create(g.b, g.loc, arith::CmpFPredicate::UNO,
-                                        x, x);
+    Value isNan =
+        arith::CmpFOp::create(g.b, g.loc, arith::CmpFPredicate::UNO, x, x);
     Value c = arith::MinimumFOp::create(
         g.b, g.loc, arith::MaximumFOp::create(g.b, g.loc, x, lo), hi);
     c = g.select(isNan, g.cf32(0), c);
@@ -235,13 +230,13 @@ Value Emitter::emitScalarOp(Operation *op, IRMapping &m) {
   if (auto exp = dyn_cast<math::ExpOp>(op)) {
     // exp(x) = 2^(x log2 e), with the hardware's ex2.approx.
     Value x = toF32(m.lookup(exp.getOperand()));
-    Value scaled = arith::MulFOp::create(g.b, g.loc, x,
-                                         g.cf32(1.4426950408889634));
-    Value r = LLVM::CallIntrinsicOp::create(
-                  g.b, g.loc, g.f32,
-                  g.b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
-                  ValueRange{scaled})
-                  .getResult(0);
+    Value scaled =
+        arith::MulFOp::create(g.b, g.loc, x, g.cf32(1.4426950408889634));
+    Value r =
+        LLVM::CallIntrinsicOp::create(
+            g.b, g.loc, g.f32, g.b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
+            ValueRange{scaled})
+            .getResult(0);
     return fromF32(r, exp.getType());
   }
   Operation *clone = g.b.clone(*op, m);

@@ -115,8 +115,7 @@ public:
   /// Emits `op` with operands from `m`; lowers the ops whose meaning in a
   /// kernel region differs from their plain LLVM lowering.
   mlir::Value emitScalarOp(mlir::Operation *op, mlir::IRMapping &m);
-  mlir::Value emitChain(llvm::ArrayRef<mlir::Operation *> chain,
-                        mlir::Value v);
+  mlir::Value emitChain(llvm::ArrayRef<mlir::Operation *> chain, mlir::Value v);
   mlir::Value emitBlock(mlir::Block &block, mlir::ValueRange args);
 
   /// Butterfly reduction: every lane ends with the warp's sum.

@@ -1,4 +1,5 @@
-//===- GpuBuilder.cpp - Building GPU kernels in the LLVM dialect -----------===//
+//===- GpuBuilder.cpp - Building GPU kernels in the LLVM dialect
+//-----------===//
 #include "passes/emit/GpuBuilder.h"
 
 using namespace mlir;
@@ -144,8 +145,8 @@ SmallVector<Value> GpuBuilder::forLoop(Value lb, Value ub, Value step,
   return SmallVector<Value>(loop.getResults());
 }
 
-SmallVector<Value> GpuBuilder::ifElse(Value cond, TypeRange types,
-                                      Branch then, Branch otherwise) {
+SmallVector<Value> GpuBuilder::ifElse(Value cond, TypeRange types, Branch then,
+                                      Branch otherwise) {
   auto op = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);

@@ -80,9 +80,8 @@ public:
                                          mlir::Value step,
                                          mlir::ValueRange init, LoopBody body);
   using Branch = llvm::function_ref<llvm::SmallVector<mlir::Value>()>;
-  llvm::SmallVector<mlir::Value> ifElse(mlir::Value cond,
-                                        mlir::TypeRange types, Branch then,
-                                        Branch otherwise);
+  llvm::SmallVector<mlir::Value> ifElse(mlir::Value cond, mlir::TypeRange types,
+                                        Branch then, Branch otherwise);
   void ifThen(mlir::Value cond, llvm::function_ref<void()> then);
 };
 

@@ -68,11 +68,10 @@ void MmaEmitter::emitBody() {
     SmallVector<SmallVector<Raw>> wraw(n), xraw(n);
     SmallVector<Value> kOff(n);
     for (int64_t u = 0; u < n; ++u) {
-      kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)),
-                      laneK);
+      kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
       for (Value row : wRow)
-        wraw[u].push_back(loadRaw(g.gep(row, g.mul(kOff[u], g.c64(eb))),
-                                  span * eb, true));
+        wraw[u].push_back(
+            loadRaw(g.gep(row, g.mul(kOff[u], g.c64(eb))), span * eb, true));
     }
     for (int64_t u = 0; u < n; ++u)
       for (Value row : xRow)
@@ -85,8 +84,8 @@ void MmaEmitter::emitBody() {
         SmallVector<SmallVector<Value, 4>> afrag;
         for (int64_t r = 0; r < R; ++r)
           afrag.push_back(weightFragment(wraw[u][r * 2].words,
-                                         wraw[u][r * 2 + 1].words, j,
-                                         quantized, f16));
+                                         wraw[u][r * 2 + 1].words, j, quantized,
+                                         f16));
         for (int64_t i = 0; i < mt; ++i) {
           Value b0 = xraw[u][i].words[2 * j], b1 = xraw[u][i].words[2 * j + 1];
           for (int64_t r = 0; r < R; ++r)

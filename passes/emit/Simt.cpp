@@ -65,8 +65,7 @@ void SimtEmitter::emitNK() {
   int64_t epl = geo.elemsPerLoad, chunk = geo.chunk;
   int64_t chunks = K() / chunk, tailStart = chunks * chunk;
   int64_t rows = s.rows, mt = s.mtile;
-  Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
-                   g.mul(wn, g.c32(rows)));
+  Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)), g.mul(wn, g.c32(rows)));
   SmallVector<Value> bRow, aRow;
   for (int64_t r = 0; r < rows; ++r) {
     Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
@@ -86,8 +85,8 @@ void SimtEmitter::emitNK() {
     SmallVector<SmallVector<Raw>> braw(count);
     SmallVector<Value> kBase(count);
     for (int64_t u = 0; u < count; ++u) {
-      Value k = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)),
-                      laneElems);
+      Value k =
+          g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneElems);
       kBase[u] = k;
       for (int64_t r = 0; r < rows; ++r)
         braw[u].push_back(
@@ -118,13 +117,13 @@ void SimtEmitter::emitNK() {
         isLast, types,
         [&] {
           return g.forLoop(
-              g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()),
-              g.c64(32), acc, [&](Value k, ValueRange iters) {
+              g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()), g.c64(32),
+              acc, [&](Value k, ValueRange iters) {
                 SmallVector<Value> a(iters.begin(), iters.end());
                 for (int64_t r = 0; r < rows; ++r) {
-                  Value raw = g.load(g.b.getIntegerType(eb * 8),
-                                     g.gep(bRow[r], g.mul(k, g.c64(eb))),
-                                     eb, true);
+                  Value raw =
+                      g.load(g.b.getIntegerType(eb * 8),
+                             g.gep(bRow[r], g.mul(k, g.c64(eb))), eb, true);
                   Value bv = emitChain(bChain, asElement(raw, bElem));
                   for (int64_t i = 0; i < mt; ++i) {
                     Value av = aScalar(aRow[i], k);
@@ -156,9 +155,9 @@ void SimtEmitter::emitNK() {
     Value red = sharedArray("red", g.f32, geo.reduceFloats);
     for (int64_t j = 0; j < outs; ++j)
       g.ifThen(isOwnerLane(j), [&] {
-        Value idx = g.add(g.mul(g.add(g.mul(wk, g.c32(geo.warpsN)), wn),
-                                g.c32(outs)),
-                          g.c32(j));
+        Value idx =
+            g.add(g.mul(g.add(g.mul(wk, g.c32(geo.warpsN)), wn), g.c32(outs)),
+                  g.c32(j));
         g.store(total[j], sharedElem(red, idx, 4), 4);
       });
     g.barrier();
@@ -168,8 +167,7 @@ void SimtEmitter::emitNK() {
         Value sum = g.cf32(0);
         for (int64_t w = 0; w < s.kwarps; ++w) {
           Value idx = g.add(
-              g.mul(g.add(g.c32(w * geo.warpsN), wn), g.c32(outs)),
-              g.c32(j));
+              g.mul(g.add(g.c32(w * geo.warpsN), wn), g.c32(outs)), g.c32(j));
           sum = g.fadd(sum, g.load(g.f32, sharedElem(red, idx, 4), 4));
         }
         deliver(mOf(j), nOf(j), sum);
@@ -177,8 +175,8 @@ void SimtEmitter::emitNK() {
   }
   Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
   splitKFinish(
-      outs, [&](int64_t j) { return g.andi(firstPiece, isOwnerLane(j)); },
-      mOf, nOf);
+      outs, [&](int64_t j) { return g.andi(firstPiece, isOwnerLane(j)); }, mOf,
+      nOf);
 }
 
 SmallVector<Value> SimtEmitter::aValues(Value base, Value k, int64_t count) {
@@ -193,8 +191,8 @@ SmallVector<Value> SimtEmitter::aValues(Value base, Value k, int64_t count) {
 }
 
 Value SimtEmitter::aScalar(Value base, Value k) {
-  Value raw = g.load(g.b.getIntegerType(ea * 8), g.gep(base, aOffset(k)),
-                     ea, true);
+  Value raw =
+      g.load(g.b.getIntegerType(ea * 8), g.gep(base, aOffset(k)), ea, true);
   return emitChain(aChain, asElement(raw, aElem));
 }
 
@@ -255,8 +253,7 @@ void SimtEmitter::emitKN() {
     auto slot = [&](Value w, int64_t j) {
       return sharedElem(
           red,
-          g.add(g.mul(g.add(g.mul(w, g.c32(count)), g.c32(j)),
-                      g.c32(threadsN)),
+          g.add(g.mul(g.add(g.mul(w, g.c32(count)), g.c32(j)), g.c32(threadsN)),
                 tn),
           4);
     };

@@ -22,8 +22,7 @@ std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
       Value byte = g.trunc(g.i8, j ? g.lshr(word, g.c32(8 * j)) : word);
       Value f = arith::SIToFPOp::create(g.b, g.loc, g.f32, byte);
       Value t = arith::TruncFOp::create(g.b, g.loc, half, f);
-      h[j] = arith::ExtUIOp::create(g.b, g.loc, g.i32,
-                                    g.bitcast(g.i16, t));
+      h[j] = arith::ExtUIOp::create(g.b, g.loc, g.i32, g.bitcast(g.i16, t));
     }
     auto pack = [&](Value lo, Value hi) {
       return arith::OrIOp::create(g.b, g.loc, lo, g.shl(hi, g.c32(16)))
@@ -37,9 +36,9 @@ std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
     auto half2 = VectorType::get({2}, g.b.getF16Type());
     Value bias = LLVM::ConstantOp::create(
         g.b, g.loc, half2,
-        DenseElementsAttr::get(half2, llvm::ArrayRef<Attribute>{
-                                          g.b.getF16FloatAttr(1152.0),
-                                          g.b.getF16FloatAttr(1152.0)}));
+        DenseElementsAttr::get(
+            half2, llvm::ArrayRef<Attribute>{g.b.getF16FloatAttr(1152.0),
+                                             g.b.getF16FloatAttr(1152.0)}));
     auto sub = [&](Value v) {
       Value h = LLVM::BitcastOp::create(g.b, g.loc, half2, v);
       Value d = LLVM::FSubOp::create(g.b, g.loc, h, bias);
@@ -51,17 +50,16 @@ std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
   Value bias = g.cf32(8388608.0 + 128.0);
   Value f[4];
   for (unsigned j = 0; j < 4; ++j)
-    f[j] = g.bitcast(g.i32, g.fsub(g.bitcast(g.f32, g.prmt(x, magic,
-                                                               0x7650u | j)),
-                                   bias));
+    f[j] = g.bitcast(
+        g.i32, g.fsub(g.bitcast(g.f32, g.prmt(x, magic, 0x7650u | j)), bias));
   return {g.prmt(f[0], f[1], 0x7632), g.prmt(f[2], f[3], 0x7632)};
 }
 
 void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,
                             MutableArrayRef<Value> acc, bool f16) {
   MLIRContext *ctx = g.b.getContext();
-  auto resType = LLVM::LLVMStructType::getLiteral(
-      ctx, {g.f32, g.f32, g.f32, g.f32});
+  auto resType =
+      LLVM::LLVMStructType::getLiteral(ctx, {g.f32, g.f32, g.f32, g.f32});
   SmallVector<Value> operands(a.begin(), a.end());
   operands.append(bw.begin(), bw.end());
   operands.append(acc.begin(), acc.end());
@@ -70,19 +68,17 @@ void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,
       (f16 ? "f16.f16" : "bf16.bf16") +
       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
   auto op = LLVM::InlineAsmOp::create(
-      g.b, g.loc, resType, operands, asmText,
-      "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", /*has_side_effects=*/false,
+      g.b, g.loc, resType, operands, asmText, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3",
+      /*has_side_effects=*/false,
       /*is_align_stack=*/false, LLVM::TailCallKind::None,
       LLVM::AsmDialectAttr(), ArrayAttr());
   for (int64_t i = 0; i < 4; ++i)
     acc[i] = LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i);
 }
 
-SmallVector<Value, 4> TensorCoreEmitter::weightFragment(ArrayRef<Value> lo,
-                                                        ArrayRef<Value> hi,
-                                                        int64_t j,
-                                                        bool quantized,
-                                                        bool f16) {
+SmallVector<Value, 4>
+TensorCoreEmitter::weightFragment(ArrayRef<Value> lo, ArrayRef<Value> hi,
+                                  int64_t j, bool quantized, bool f16) {
   Value a0, a1, a2, a3;
   if (quantized) {
     std::tie(a0, a2) = dequantPairs(lo[j], f16);
@@ -98,8 +94,8 @@ SmallVector<Value, 4> TensorCoreEmitter::weightFragment(ArrayRef<Value> lo,
 
 Value TensorCoreEmitter::mmaOutputN(Value nWarp, int64_t j, int64_t mt) {
   int64_t r = j / (4 * mt), c = j % 4;
-  return g.add(nWarp, g.add(g.lshr(lane, g.c32(2)),
-                            g.c32(16 * r + (c >= 2 ? 8 : 0))));
+  return g.add(nWarp,
+               g.add(g.lshr(lane, g.c32(2)), g.c32(16 * r + (c >= 2 ? 8 : 0))));
 }
 
 Value TensorCoreEmitter::mmaOutputM(Value mWarp, int64_t j, int64_t mt) {
@@ -119,8 +115,7 @@ void TensorCoreEmitter::deliverMma(ArrayRef<Value> acc, int64_t slice,
   auto slot = [&](Value w, int64_t j) {
     Value warpSlot = g.add(g.mul(w, g.c32(slice)), warpInSlice);
     Value idx = g.add(
-        g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)),
-        lane);
+        g.mul(g.add(g.mul(warpSlot, g.c32(count)), g.c32(j)), g.c32(32)), lane);
     return sharedElem(red, idx, 4);
   };
   deliverAll(count, acc, slot, mOf, nOf);

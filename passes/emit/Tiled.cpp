@@ -95,9 +95,9 @@ void TiledEmitter::emitBody() {
       Value row = g.udiv(p, g.c32(perRow)), c = g.urem(p, g.c32(perRow));
       Copy cp;
       cp.src = g.gep(rowBase(row), g.zext64(g.mul(c, g.c32(16))));
-      cp.dst = g.add(g.c32(tileOffset),
-                     g.add(g.mul(row, g.c32(rowBytes)),
-                           g.mul(swizzle(c, row), g.c32(16))));
+      cp.dst =
+          g.add(g.c32(tileOffset), g.add(g.mul(row, g.c32(rowBytes)),
+                                         g.mul(swizzle(c, row), g.c32(16))));
       if ((i + 1) * threads > pieces)
         cp.active = g.cmp(Pred::ult, p, g.c32(pieces));
       copies.push_back(cp);
@@ -148,9 +148,8 @@ void TiledEmitter::emitBody() {
   auto laneOffset = [&](Value row, int64_t rowBytes, int64_t laneBytes,
                         int64_t q, int64_t tileOffset) {
     Value c = g.add(g.mul(kLane, g.c32(laneBytes / 16)), g.c32(q));
-    return g.add(g.c32(tileOffset),
-                 g.add(g.mul(row, g.c32(rowBytes)),
-                       g.mul(swizzle(c, row), g.c32(16))));
+    return g.add(g.c32(tileOffset), g.add(g.mul(row, g.c32(rowBytes)),
+                                          g.mul(swizzle(c, row), g.c32(16))));
   };
 
   // acc[(r * mtw + i) * 4 + c]
@@ -178,8 +177,8 @@ void TiledEmitter::emitBody() {
       for (Value row : wRows)
         w.push_back(loadPieces(row, wRowBytes, V * eb, q * eb, eb, 0));
       for (Value row : xRows)
-        x.push_back(loadPieces(row, xRowBytes, V * ea, q * 2, 2,
-                               geo.weightTileBytes));
+        x.push_back(
+            loadPieces(row, xRowBytes, V * ea, q * 2, 2, geo.weightTileBytes));
       for (int64_t j = 0; j < 4; ++j) {
         SmallVector<SmallVector<Value, 4>> afrag;
         for (int64_t r = 0; r < R; ++r)
@@ -205,15 +204,13 @@ void TiledEmitter::emitBody() {
       [&](Value t, ValueRange iters) -> SmallVector<Value> {
         // Tile t has landed (at most stages - 2 younger groups pending)
         // and every warp is done with tile t - 1's slot.
-        NVVM::CpAsyncWaitGroupOp::create(g.b, g.loc,
-                                         g.b.getI32IntegerAttr(
-                                             int32_t(s.stages - 2)));
+        NVVM::CpAsyncWaitGroupOp::create(
+            g.b, g.loc, g.b.getI32IntegerAttr(int32_t(s.stages - 2)));
         g.barrier();
         Value rel = g.sub(t, tBegin);
         Value next = g.add(t, g.c64(s.stages - 1));
         g.ifThen(g.cmp(Pred::ult, next, tEnd), [&] {
-          Value slot = g.urem(g.add(rel, g.c64(s.stages - 1)),
-                              g.c64(s.stages));
+          Value slot = g.urem(g.add(rel, g.c64(s.stages - 1)), g.c64(s.stages));
           issue(next, g.trunc(g.i32, slot));
         });
         commit();

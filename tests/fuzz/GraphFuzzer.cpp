@@ -46,8 +46,7 @@
 using namespace mlir;
 using namespace mtc;
 
-extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size,
-                                   size_t maxSize);
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 namespace {
 
@@ -123,19 +122,50 @@ size_t numNodes(graph::FuncOp func) {
 //===----------------------------------------------------------------------===//
 
 /// Sizes around the limits of shapes, schedules and launch geometry.
-constexpr const char *kInterestingDims[] = {
-    "1",          "2",           "3",          "4",          "7",
-    "8",          "15",          "16",         "17",         "31",
-    "32",         "33",          "63",         "64",         "65",
-    "127",        "128",         "129",        "255",        "256",
-    "511",        "512",         "1024",       "4095",       "4096",
-    "4097",       "65535",       "65536",      "131072",     "1048576",
-    "2147483647", "2147483648",  "4294967295", "4294967296", "17179869184",
-    "549755813888", "1099511627775", "1099511627776", "1099511627777",
-    "9223372036854775807", "0"};
-constexpr const char *kOps[] = {"convert", "linear", "matmul",
-                                "transpose", "add",  "sub",
-                                "mul",     "relu",   "silu"};
+constexpr const char *kInterestingDims[] = {"1",
+                                            "2",
+                                            "3",
+                                            "4",
+                                            "7",
+                                            "8",
+                                            "15",
+                                            "16",
+                                            "17",
+                                            "31",
+                                            "32",
+                                            "33",
+                                            "63",
+                                            "64",
+                                            "65",
+                                            "127",
+                                            "128",
+                                            "129",
+                                            "255",
+                                            "256",
+                                            "511",
+                                            "512",
+                                            "1024",
+                                            "4095",
+                                            "4096",
+                                            "4097",
+                                            "65535",
+                                            "65536",
+                                            "131072",
+                                            "1048576",
+                                            "2147483647",
+                                            "2147483648",
+                                            "4294967295",
+                                            "4294967296",
+                                            "17179869184",
+                                            "549755813888",
+                                            "1099511627775",
+                                            "1099511627776",
+                                            "1099511627777",
+                                            "9223372036854775807",
+                                            "0"};
+constexpr const char *kOps[] = {"convert",   "linear", "matmul",
+                                "transpose", "add",    "sub",
+                                "mul",       "relu",   "silu"};
 constexpr const char *kDTypes[] = {"i8", "f16", "bf16", "f32"};
 
 struct Tok {
@@ -190,8 +220,8 @@ bool mutateTokens(std::string &text, std::minstd_rand &rng) {
       return text.substr(n.begin, n.end - n.begin);
     };
     const char *op = pick(rng, kOps);
-    std::string stmt = "v" + std::to_string(rng() % 100) + " = " + op + "(" +
-                       name();
+    std::string stmt =
+        "v" + std::to_string(rng() % 100) + " = " + op + "(" + name();
     if (rng() % 4)
       stmt += ", " + (rng() % 2 ? name() : std::string(pick(rng, kDTypes)));
     text.insert(at, stmt + ")\n  ");
@@ -328,8 +358,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!compiled) {
       // A `#!schedule` that does not fit is the user's error. Apart from
       // that, the graph was verified: every error left is mtc's own.
-      llvm::Error err = llvm::handleErrors(
-          compiled.takeError(), [](const InputError &) {});
+      llvm::Error err =
+          llvm::handleErrors(compiled.takeError(), [](const InputError &) {});
       if (!err)
         continue;
       llvm::errs() << "GraphFuzzer: compileGraph failed for verified graph '"

@@ -148,9 +148,9 @@ protected:
 
   static CUdeviceptr alloc(size_t bytes) {
     CUdeviceptr p = 0;
-    EXPECT_EQ(fake<CUresult (*)(CUdeviceptr *, size_t)>("cuMemAlloc_v2")(
-                  &p, bytes),
-              0);
+    EXPECT_EQ(
+        fake<CUresult (*)(CUdeviceptr *, size_t)>("cuMemAlloc_v2")(&p, bytes),
+        0);
     return p;
   }
   static void release(CUdeviceptr p) {
@@ -167,8 +167,7 @@ protected:
   static void expectLoadError(const std::string &p, mtc_status status,
                               StringRef text) {
     mtc_artifact *a = reinterpret_cast<mtc_artifact *>(1);
-    EXPECT_EQ(mtc_artifact_load(p.c_str(), &a), status)
-        << mtc_last_error();
+    EXPECT_EQ(mtc_artifact_load(p.c_str(), &a), status) << mtc_last_error();
     EXPECT_EQ(a, nullptr);
     EXPECT_NE(StringRef(mtc_last_error()).find(text), StringRef::npos)
         << "expected '" << text.str() << "' in: " << mtc_last_error();
@@ -200,8 +199,8 @@ TEST_F(CApi, LoadDescribesBucketsAndTensors) {
   EXPECT_EQ(mtc_artifact_num_outputs(a), 1u);
 
   size_t b = 9;
-  for (auto [value, bucket] : {std::pair<int64_t, size_t>{1, 0}, {2, 0},
-                               {3, 1}, {4, 1}}) {
+  for (auto [value, bucket] :
+       {std::pair<int64_t, size_t>{1, 0}, {2, 0}, {3, 1}, {4, 1}}) {
     ASSERT_EQ(mtc_artifact_select(a, value, &b), MTC_SUCCESS);
     EXPECT_EQ(b, bucket) << "M = " << value;
   }
@@ -326,12 +325,11 @@ TEST_F(CApi, LaunchesAreCapturedIntoGraphs) {
   CUdeviceptr x = alloc(2 * 64 * 4), w = alloc(32 * 64), y = alloc(2 * 64 * 4);
   CUdeviceptr inputs[] = {x, w}, outputs[] = {y};
   struct CUstream_st *s = nullptr;
-  ASSERT_EQ(fake<CUresult (*)(CUstream_st **, unsigned)>("cuStreamCreate")(&s,
-                                                                          1),
-            0);
-  ASSERT_EQ(fake<CUresult (*)(CUstream_st *, int)>("cuStreamBeginCapture_v2")(
-                s, 0),
-            0);
+  ASSERT_EQ(
+      fake<CUresult (*)(CUstream_st **, unsigned)>("cuStreamCreate")(&s, 1), 0);
+  ASSERT_EQ(
+      fake<CUresult (*)(CUstream_st *, int)>("cuStreamBeginCapture_v2")(s, 0),
+      0);
   long before = executed();
   // Anything that allocated, copied or synchronised would invalidate the
   // capture (the fake checks, as the driver does).
@@ -443,8 +441,7 @@ TEST_F(CApi, MalformedManifests) {
 
   // A workspace that claims to need no zeroing.
   v = bucketManifest(2, "old.ptx").toJSON();
-  (*(*v.getAsObject()->getArray("buffers"))[4].getAsObject())["init"] =
-      "none";
+  (*(*v.getAsObject()->getArray("buffers"))[4].getAsObject())["init"] = "none";
   writeJSON("ws.json", v);
   expectLoadError(path("ws.json"), MTC_ERROR_MALFORMED,
                   "buffer 'ws' (workspace) has init 'none', expected "

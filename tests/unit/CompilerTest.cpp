@@ -1,4 +1,5 @@
-//===- CompilerTest.cpp - Manifests, schedules and the compile driver ------===//
+//===- CompilerTest.cpp - Manifests, schedules and the compile driver
+//------===//
 #include "compiler/Compiler.h"
 #include "compiler/Frontend.h"
 #include "passes/Heuristics.h"
@@ -130,15 +131,25 @@ TEST(Manifest, MalformedIsRejected) {
   };
   EXPECT_NE(parse("[]"), "");
   EXPECT_NE(parse(R"({"mtc_version":"0","graph":"g","arch":"sm_90"})"), "");
-  std::string base = R"({"mtc_version":"0","graph":"g","arch":"sm_90","ptx":"g.ptx",)";
-  EXPECT_NE(parse(base + R"("buffers":[{"name":"x","role":"input","dtype":"f64","shape":[1]}],"outputs":[],"kernels":[]})"),
-            "");
-  EXPECT_NE(parse(base + R"("buffers":[{"name":"x","role":"input","dtype":"f32","shape":[0]}],"outputs":[],"kernels":[]})"),
-            "");
+  std::string base =
+      R"({"mtc_version":"0","graph":"g","arch":"sm_90","ptx":"g.ptx",)";
+  EXPECT_NE(
+      parse(
+          base +
+          R"("buffers":[{"name":"x","role":"input","dtype":"f64","shape":[1]}],"outputs":[],"kernels":[]})"),
+      "");
+  EXPECT_NE(
+      parse(
+          base +
+          R"("buffers":[{"name":"x","role":"input","dtype":"f32","shape":[0]}],"outputs":[],"kernels":[]})"),
+      "");
   EXPECT_NE(parse(base + R"("buffers":[],"outputs":["nope"],"kernels":[]})"),
             "");
-  EXPECT_NE(parse(base + R"("buffers":[],"outputs":[],"kernels":[{"name":"k","kind":"contract","params":["zz"],"grid":[1,1,1],"block":[1,1,1]}]})"),
-            "");
+  EXPECT_NE(
+      parse(
+          base +
+          R"("buffers":[],"outputs":[],"kernels":[{"name":"k","kind":"contract","params":["zz"],"grid":[1,1,1],"block":[1,1,1]}]})"),
+      "");
   EXPECT_EQ(parse(base + R"("buffers":[],"outputs":[],"kernels":[]})"), "");
 }
 
@@ -166,8 +177,8 @@ TEST(Schedule, LegalityMessages) {
   c.a = DType::BF16;
   c.b = DType::I8;
   std::string err;
-  ScheduleParams s = *ScheduleParams::parse("simt w4 r1 kw1 v16 u1 mt4 sk1",
-                                            err);
+  ScheduleParams s =
+      *ScheduleParams::parse("simt w4 r1 kw1 v16 u1 mt4 sk1", err);
   EXPECT_NE(checkContractSchedule(c, s).find("multiple of 16"),
             std::string::npos);
   s.vec = 8;
@@ -200,8 +211,7 @@ TEST(Schedule, DefaultIsAlwaysLegal) {
     c.aTransposed = rng() % 4 == 0;
     ScheduleParams s = defaultContractSchedule(c);
     EXPECT_EQ(checkContractSchedule(c, s), "")
-        << "m=" << c.m << " n=" << c.n << " k=" << c.k << " "
-        << s.str();
+        << "m=" << c.m << " n=" << c.n << " k=" << c.k << " " << s.str();
   }
 }
 
@@ -209,8 +219,8 @@ TEST(Compile, BadScheduleIsTheUsersError) {
   Parsed p(kWoq);
   CompileOptions opts;
   std::string err;
-  opts.schedules[0] = *ScheduleParams::parse("simt w4 r1 kw1 v16 u1 mt8 sk1",
-                                             err);
+  opts.schedules[0] =
+      *ScheduleParams::parse("simt w4 r1 kw1 v16 u1 mt8 sk1", err);
   llvm::Expected<CompiledGraph> c = compileGraph(p.graph("woq"), opts);
   ASSERT_FALSE(bool(c));
   llvm::Error e = c.takeError();

@@ -462,8 +462,9 @@ FAKE_API CUresult cuCtxSynchronize() {
 /// Makes no context (0), the device's primary context (1) or another
 /// context (2, as a framework's own might be) current on this thread.
 FAKE_API void fakeCudaSetCurrentContext(int which) {
-  currentContext = which == 1 ? &theContext : which == 2 ? &otherContext
-                                                          : nullptr;
+  currentContext = which == 1   ? &theContext
+                   : which == 2 ? &otherContext
+                                : nullptr;
   contextStack.clear();
 }
 /// Contexts pushed and not yet popped.

@@ -109,8 +109,8 @@ graph act(x: f32[256]) -> f32[256] {
   ASSERT_TRUE(graphs);
   for (ScheduleKind kind : kKinds) {
     StringRef graphName = kind == ScheduleKind::elementwise ? "act" : "lin";
-    auto kernels = buildKernels(
-        graphs->lookupSymbol<graph::FuncOp>(graphName), CompileOptions());
+    auto kernels = buildKernels(graphs->lookupSymbol<graph::FuncOp>(graphName),
+                                CompileOptions());
     ASSERT_TRUE(bool(kernels)) << llvm::toString(kernels.takeError());
     graph::FuncOp f = *(*kernels)->getOps<graph::FuncOp>().begin();
     Operation *op = &f.getBody().front().front();
@@ -147,8 +147,7 @@ graph act(x: f32[256]) -> f32[256] {
       ASSERT_TRUE(kindName);
       fromManifest.kind = *symbolizeScheduleKind(*kindName);
       for (const ScheduleField &field : kScheduleFields) {
-        std::optional<int64_t> value =
-            k.scheduleFields.getInteger(field.name);
+        std::optional<int64_t> value = k.scheduleFields.getInteger(field.name);
         ASSERT_TRUE(value) << "schedule_fields lacks " << field.name.str();
         fromManifest.*field.member = *value;
       }

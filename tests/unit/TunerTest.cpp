@@ -1,6 +1,7 @@
-//===- TunerTest.cpp - The coordinate-descent search and the cache ---------===//
-#include "compiler/TuneCache.h"
+//===- TunerTest.cpp - The coordinate-descent search and the cache
+//---------===//
 #include "compiler/Tuner.h"
+#include "compiler/TuneCache.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -32,8 +33,8 @@ double lg(int64_t v) { return std::log2(double(v)); }
 double bowl(const ScheduleParams &s, const ScheduleParams &opt) {
   auto d = [](int64_t a, int64_t b) { return std::pow(lg(a) - lg(b), 2); };
   return 10 + d(s.warps, opt.warps) + d(s.rows, opt.rows) +
-         d(s.unroll, opt.unroll) + d(s.kwarps, opt.kwarps) +
-         d(s.vec, opt.vec) + d(s.mtile, opt.mtile) + d(s.splitk, opt.splitk);
+         d(s.unroll, opt.unroll) + d(s.kwarps, opt.kwarps) + d(s.vec, opt.vec) +
+         d(s.mtile, opt.mtile) + d(s.splitk, opt.splitk);
 }
 
 TEST(Tuner, FindsTheMinimumOfASeparableBowl) {
@@ -197,15 +198,16 @@ TEST(Tuner, FailsIfTheStartCannotRun) {
 
 struct TempDir {
   llvm::SmallString<128> path;
-  TempDir() { EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("mtc-cache",
-                                                                path)); }
+  TempDir() {
+    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("mtc-cache", path));
+  }
   ~TempDir() { llvm::sys::fs::remove_directories(path); }
   std::string str() const { return path.str().str(); }
 };
 
 TuneKey key(std::string gpu = "NVIDIA H200") {
-  return TuneKey{"kernel.contract ...", gpu, "9.0", "13.0", "sm_90",
-                 "fast-dequant", "0.1.0"};
+  return TuneKey{"kernel.contract ...", gpu,    "9.0", "13.0", "sm_90",
+                 "fast-dequant",        "0.1.0"};
 }
 
 TuneEntry entry(llvm::StringRef s, double us) {
@@ -239,8 +241,8 @@ TEST(TuneCache, MissStoreHit) {
   TuneCache cache(dir.str());
   std::vector<std::string> warnings;
   EXPECT_FALSE(cache.lookup(key(), warnings));
-  ASSERT_FALSE(bool(cache.store(key(), entry("simt w8 r1 kw1 v16 u8 mt1 sk1",
-                                             15.9))));
+  ASSERT_FALSE(
+      bool(cache.store(key(), entry("simt w8 r1 kw1 v16 u8 mt1 sk1", 15.9))));
   auto hit = cache.lookup(key(), warnings);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->schedule.str(), "simt w8 r1 kw1 v16 u8 mt1 sk1");
@@ -262,13 +264,14 @@ TEST(TuneCache, CorruptTruncatedAndForeignEntriesAreIgnoredAndRewritten) {
   std::string path = cache.pathFor(key());
   std::vector<std::string> warnings;
 
-  writeRaw(path, "\x7f" "ELF garbage");
+  writeRaw(path, "\x7f"
+                 "ELF garbage");
   EXPECT_FALSE(cache.lookup(key(), warnings));
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("not valid JSON"), std::string::npos);
 
-  ASSERT_FALSE(bool(cache.store(key(), entry("simt w4 r2 kw1 v16 u4 mt1 sk1",
-                                             18.0))));
+  ASSERT_FALSE(
+      bool(cache.store(key(), entry("simt w4 r2 kw1 v16 u4 mt1 sk1", 18.0))));
   auto buf = llvm::MemoryBuffer::getFile(path);
   ASSERT_TRUE(bool(buf));
   std::string whole = (*buf)->getBuffer().str();
@@ -289,8 +292,8 @@ TEST(TuneCache, CorruptTruncatedAndForeignEntriesAreIgnoredAndRewritten) {
   EXPECT_NE(warnings[0].find("foreign"), std::string::npos);
 
   // The next store rewrites it.
-  ASSERT_FALSE(bool(cache.store(key(), entry("simt w8 r1 kw1 v16 u8 mt1 sk1",
-                                             16.0))));
+  ASSERT_FALSE(
+      bool(cache.store(key(), entry("simt w8 r1 kw1 v16 u8 mt1 sk1", 16.0))));
   warnings.clear();
   EXPECT_TRUE(cache.lookup(key(), warnings));
   EXPECT_TRUE(warnings.empty());
@@ -306,8 +309,9 @@ TEST(TuneCache, UnwritableFolderIsAnError) {
   TuneCache cache(below.str().str());
   llvm::Error e = cache.store(key(), entry("simt w4 r2 kw1 v16 u4 mt1 sk1", 1));
   ASSERT_TRUE(bool(e));
-  EXPECT_NE(llvm::toString(std::move(e)).find("cannot create the tuning "
-                                              "cache folder"),
+  EXPECT_NE(llvm::toString(std::move(e))
+                .find("cannot create the tuning "
+                      "cache folder"),
             std::string::npos);
 }
 

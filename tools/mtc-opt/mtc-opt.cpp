@@ -1,4 +1,5 @@
-//===- mtc-opt.cpp - mtc's optimizer driver --------------------------------===//
+//===- mtc-opt.cpp - mtc's optimizer driver
+//--------------------------------===//
 //
 // mlir-opt with mtc's dialects and passes: replays the pipeline pass by pass
 // for lit tests (`--mtc-fuse`, `--mtc-pipeline`, ...).

@@ -48,9 +48,8 @@ enum ExitCode : int { kSuccess = 0, kUserError = 1, kInternalError = 2 };
 cl::SubCommand compileCmd("compile",
                           "Compile graph files to PTX and kernel manifests");
 cl::SubCommand runCmd("run", "Compile and run graphs on the GPU");
-cl::SubCommand tuneCmd("tune",
-                       "Autotune every kernel's schedule on the GPU "
-                       "(coordinate descent; results cached)");
+cl::SubCommand tuneCmd("tune", "Autotune every kernel's schedule on the GPU "
+                               "(coordinate descent; results cached)");
 cl::SubCommand benchCmd("bench",
                         "Time every kernel on the GPU with cold L2 and compare "
                         "with the streaming-read ceiling");
@@ -72,18 +71,21 @@ cl::opt<std::string>
                        "graph, kernel, nvvm, llvm-dialect, llvm, ptx, "
                        "manifest"),
               cl::value_desc("stage"), cl::sub(compileCmd));
-cl::opt<std::string> arch("arch", cl::desc("GPU architecture (sm_80, sm_89, "
-                                           "sm_90)"),
+cl::opt<std::string> arch("arch",
+                          cl::desc("GPU architecture (sm_80, sm_89, "
+                                   "sm_90)"),
                           cl::init("sm_90"), cl::sub(compileCmd),
                           cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::list<std::string> graphNames("graph",
                                  cl::desc("Only this graph (repeatable)"),
                                  cl::value_desc("name"), cl::sub(compileCmd),
-                                 cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+                                 cl::sub(runCmd), cl::sub(benchCmd),
+                                 cl::sub(tuneCmd));
 cl::list<std::string> binds("bind",
                             cl::desc("Value of a symbolic dimension: M=4"),
                             cl::value_desc("NAME=N"), cl::CommaSeparated,
-                            cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd), cl::sub(tuneCmd));
+                            cl::sub(compileCmd), cl::sub(runCmd),
+                            cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<bool> noFastDequant(
     "no-fast-dequant",
     cl::desc("Convert int8 with cvt instructions instead of byte permutes"),
@@ -92,7 +94,8 @@ cl::list<std::string> scheduleFlags(
     "schedule",
     cl::desc("Use this schedule for kernel K instead of the heuristic one, "
              "e.g. --schedule '0=simt w8 r1 kw4 v16 u2 mt1 sk2' (repeatable)"),
-    cl::value_desc("K=SCHEDULE"), cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
+    cl::value_desc("K=SCHEDULE"), cl::sub(compileCmd), cl::sub(runCmd),
+    cl::sub(benchCmd));
 cl::opt<bool> check("check",
                     cl::desc("Compare every output with the fp64 reference "
                              "interpreter"),
@@ -105,8 +108,7 @@ cl::opt<bool> jsonOutput("json", cl::desc("Print the results as JSON"),
 cl::opt<bool> tuneFlag("tune",
                        cl::desc("Use autotuned schedules: from the cache, or "
                                 "tuned now on the GPU"),
-                       cl::sub(compileCmd), cl::sub(runCmd),
-                       cl::sub(benchCmd));
+                       cl::sub(compileCmd), cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<bool> forceTune("force",
                         cl::desc("Tune again even where the cache has a "
                                  "result"),
@@ -118,16 +120,15 @@ cl::opt<unsigned> maxProbes(
              "reused whatever budget found it, --force tunes again)"),
     cl::init(150), cl::value_desc("n"), cl::sub(tuneCmd), cl::sub(compileCmd),
     cl::sub(runCmd), cl::sub(benchCmd));
-cl::opt<bool> verbose("verbose",
-                      cl::desc("Print every probe of the search"),
+cl::opt<bool> verbose("verbose", cl::desc("Print every probe of the search"),
                       cl::sub(tuneCmd), cl::sub(compileCmd), cl::sub(runCmd),
                       cl::sub(benchCmd));
-cl::opt<std::string> cacheDir(
-    "cache-dir",
-    cl::desc("Tuning cache folder (default $MTC_CACHE_DIR, else "
-             "~/.cache/mtc)"),
-    cl::value_desc("dir"), cl::sub(tuneCmd), cl::sub(compileCmd),
-    cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<std::string>
+    cacheDir("cache-dir",
+             cl::desc("Tuning cache folder (default $MTC_CACHE_DIR, else "
+                      "~/.cache/mtc)"),
+             cl::value_desc("dir"), cl::sub(tuneCmd), cl::sub(compileCmd),
+             cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<unsigned> replays("replays", cl::desc("Timed CUDA-graph replays"),
                           cl::init(15), cl::sub(benchCmd));
 cl::opt<int64_t> batch(
@@ -193,8 +194,8 @@ struct Input {
       auto [index, text] = StringRef(flag).split('=');
       unsigned k;
       if (index.getAsInteger(10, k) || text.empty())
-        return fail(kUserError, "--schedule expects K=SCHEDULE, got '" +
-                                    flag + "'");
+        return fail(kUserError,
+                    "--schedule expects K=SCHEDULE, got '" + flag + "'");
       std::string err;
       std::optional<kernel::ScheduleParams> s =
           kernel::ScheduleParams::parse(text, err);
@@ -217,9 +218,9 @@ struct Input {
 
   /// Options for compiling `t`: --schedule flags, and with --tune (or for
   /// `mtc tune`) the autotuned schedules.
-  llvm::Expected<CompileOptions> optionsFor(const Target &t, bool tune,
-                                            std::vector<KernelTuning> *out =
-                                                nullptr) {
+  llvm::Expected<CompileOptions>
+  optionsFor(const Target &t, bool tune,
+             std::vector<KernelTuning> *out = nullptr) {
     CompileOptions o = compileOptions(t);
     if (!tune)
       return o;
@@ -247,10 +248,10 @@ struct Input {
     o.bindings = bindings().at(t.bucket);
     // Printing the MLIR stages costs about as much as lowering them: only
     // --dump-dir and --emit of one of them read the text.
-    o.keepStages = !dumpDir.empty() ||
-                   llvm::is_contained({"graph", "kernel", "nvvm",
-                                       "llvm-dialect"},
-                                      StringRef(emitStage));
+    o.keepStages =
+        !dumpDir.empty() ||
+        llvm::is_contained({"graph", "kernel", "nvvm", "llvm-dialect"},
+                           StringRef(emitStage));
     return o;
   }
 };
@@ -278,8 +279,8 @@ std::string kernelList(const Manifest &m) {
 /// Compiles every selected graph; returns an exit code on failure.
 std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   if (!isSupportedArch(arch))
-    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
-                                kSupportedArchs + ")");
+    return fail(kUserError, "unsupported --arch '" + arch +
+                                "' (supported: " + kSupportedArchs + ")");
   for (const Input::Target &t : in.targets()) {
     llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
@@ -294,13 +295,12 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   return std::nullopt;
 }
 
-
 int compileMain() {
   if (!isSupportedArch(arch))
-    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
-                                kSupportedArchs + ")");
-  static const char *stages[] = {"graph", "kernel", "nvvm", "llvm-dialect",
-                                 "llvm", "ptx", "manifest"};
+    return fail(kUserError, "unsupported --arch '" + arch +
+                                "' (supported: " + kSupportedArchs + ")");
+  static const char *stages[] = {"graph", "kernel", "nvvm",    "llvm-dialect",
+                                 "llvm",  "ptx",    "manifest"};
   if (!emitStage.empty() && !llvm::is_contained(stages, emitStage))
     return fail(kUserError, "unknown --emit stage '" + emitStage +
                                 "' (graph, kernel, nvvm, llvm-dialect, llvm, "
@@ -360,10 +360,9 @@ llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
       **exec, seed, argumentShapes(graph), resultShapes(graph));
   if (!run)
     return run.takeError();
-  llvm::outs() << fmt::format("{}: ran {} kernel{} on {}\n", label,
-                              c.manifest.kernels.size(),
-                              c.manifest.kernels.size() == 1 ? "" : "s",
-                              device.name());
+  llvm::outs() << fmt::format(
+      "{}: ran {} kernel{} on {}\n", label, c.manifest.kernels.size(),
+      c.manifest.kernels.size() == 1 ? "" : "s", device.name());
   if (!check)
     return true;
   llvm::Expected<std::vector<OutputCheck>> checks =
@@ -474,9 +473,8 @@ int benchMain() {
     llvm::outs() << fmt::format("{}, driver {}, streaming-read ceiling "
                                 "{:.0f} GB/s, launch floor {:.2f} us "
                                 "(measured now)\n",
-                                device->name(),
-                                device->driverVersionString(), ceilingGBs,
-                                launchFloorUs);
+                                device->name(), device->driverVersionString(),
+                                ceilingGBs, launchFloorUs);
   for (const CompiledGraph &c : compiled) {
     auto exec = Executor::create(*device, c.manifest, c.ptx);
     if (!exec)
@@ -502,25 +500,24 @@ int benchMain() {
       const FunctionAttributes &attrs = (*exec)->kernelAttributes(k);
       if (!jsonOutput)
         llvm::outs() << fmt::format(
-            "  {:<22} {:<32} {:>9.2f} {:>8.0f} {:>7.1f} {:>8.2f}\n",
-            info.name, info.schedule, us, gbs, 100 * gbs / ceilingGBs,
-            tflops);
-      kernels.push_back(llvm::json::Object{
-          {"name", info.name},
-          {"nodes", llvm::json::Array(info.nodes)},
-          {"schedule", info.schedule},
-          {"median_us", us},
-          {"min_us", t->minMicros},
-          {"max_us", t->maxMicros},
-          {"bytes", info.minBytes},
-          {"flops", info.flops},
-          {"gbs", gbs},
-          {"pct_of_read_ceiling", 100 * gbs / ceilingGBs},
-          {"tflops", tflops},
-          {"registers", attrs.registers},
-          {"local_bytes", attrs.localBytes},
-          {"rotated_copies", t->copies},
-          {"footprint_bytes", t->footprintBytes}});
+            "  {:<22} {:<32} {:>9.2f} {:>8.0f} {:>7.1f} {:>8.2f}\n", info.name,
+            info.schedule, us, gbs, 100 * gbs / ceilingGBs, tflops);
+      kernels.push_back(
+          llvm::json::Object{{"name", info.name},
+                             {"nodes", llvm::json::Array(info.nodes)},
+                             {"schedule", info.schedule},
+                             {"median_us", us},
+                             {"min_us", t->minMicros},
+                             {"max_us", t->maxMicros},
+                             {"bytes", info.minBytes},
+                             {"flops", info.flops},
+                             {"gbs", gbs},
+                             {"pct_of_read_ceiling", 100 * gbs / ceilingGBs},
+                             {"tflops", tflops},
+                             {"registers", attrs.registers},
+                             {"local_bytes", attrs.localBytes},
+                             {"rotated_copies", t->copies},
+                             {"footprint_bytes", t->footprintBytes}});
     }
     TimingOptions whole;
     whole.replays = replays;
@@ -535,14 +532,13 @@ int benchMain() {
                                         {"graph_median_us", t->medianMicros}});
   }
   if (jsonOutput)
-    llvm::outs() << llvm::formatv(
-                        "{0:2}",
-                        llvm::json::Value(llvm::json::Object{
-                            {"device", device->name()},
-                            {"driver", device->driverVersionString()},
-                            {"read_ceiling_gbs", ceilingGBs},
-                            {"launch_floor_us", launchFloorUs},
-                            {"graphs", std::move(graphs)}}))
+    llvm::outs() << llvm::formatv("{0:2}",
+                                  llvm::json::Value(llvm::json::Object{
+                                      {"device", device->name()},
+                                      {"driver", device->driverVersionString()},
+                                      {"read_ceiling_gbs", ceilingGBs},
+                                      {"launch_floor_us", launchFloorUs},
+                                      {"graphs", std::move(graphs)}}))
                  << "\n";
   return kSuccess;
 }
@@ -556,8 +552,8 @@ int tuneMain() {
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
   if (!isSupportedArch(arch))
-    return fail(kUserError, "unsupported --arch '" + arch + "' (supported: " +
-                                kSupportedArchs + ")");
+    return fail(kUserError, "unsupported --arch '" + arch +
+                                "' (supported: " + kSupportedArchs + ")");
   llvm::json::Array graphs;
   for (const Input::Target &t : in.targets()) {
     std::vector<KernelTuning> tuned;
@@ -574,23 +570,21 @@ int tuneMain() {
             k.name, k.schedule.str(), k.micros, k.heuristic.str(),
             k.heuristicMicros, speedup, k.probes, k.seconds,
             k.fromCache ? ", cached" : "");
-      kernels.push_back(llvm::json::Object{
-          {"name", k.name},
-          {"schedule", k.schedule.str()},
-          {"us", k.micros},
-          {"heuristic", k.heuristic.str()},
-          {"heuristic_us", k.heuristicMicros},
-          {"probes", int64_t(k.probes)},
-          {"tune_seconds", k.seconds},
-          {"from_cache", k.fromCache}});
+      kernels.push_back(llvm::json::Object{{"name", k.name},
+                                           {"schedule", k.schedule.str()},
+                                           {"us", k.micros},
+                                           {"heuristic", k.heuristic.str()},
+                                           {"heuristic_us", k.heuristicMicros},
+                                           {"probes", int64_t(k.probes)},
+                                           {"tune_seconds", k.seconds},
+                                           {"from_cache", k.fromCache}});
     }
-    graphs.push_back(llvm::json::Object{{"graph", t.name},
-                                        {"kernels", std::move(kernels)}});
+    graphs.push_back(
+        llvm::json::Object{{"graph", t.name}, {"kernels", std::move(kernels)}});
   }
   if (jsonOutput)
-    llvm::outs() << llvm::formatv("{0:2}",
-                                  llvm::json::Value(llvm::json::Object{
-                                      {"graphs", std::move(graphs)}}))
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                               {"graphs", std::move(graphs)}}))
                  << "\n";
   return kSuccess;
 }
