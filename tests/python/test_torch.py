@@ -162,3 +162,12 @@ def test_kernels_settings():
     assert not k._artifacts and k._retired == [loaded], \
         "artifacts of other settings stay alive for captured graphs"
     assert k.largest == 4
+
+
+def test_unsupported_gpu_is_named(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda d: (7, 5))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: "Tesla T4")
+    with pytest.raises(mt.MtcError, match=re.escape(
+            "mtc: cuda:0 (Tesla T4) is sm_75; mtc compiles for sm_80, sm_89, "
+            "sm_90")):
+        mt._device_arch(0)
