@@ -35,9 +35,10 @@ shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
 /// warps splitting K until about 16 warps per multiprocessor stream weights.
 /// With a single 8-row tile of M (M <= 8) the kernel is a weight stream:
 /// 32 k's a lane, four steps in flight and every warp of a block on the
-/// same weight rows (bench/results/2026-11-29-rerun/heuristic_points.txt:
-/// 1.1x to 1.6x faster than 16 k's, two steps and two warps along N, on
-/// all seven suite shapes at M = 2).
+/// same weight rows (1.1x to 1.6x faster than 16 k's, two steps and two
+/// warps along N, on all seven suite shapes at M = 2; the points are in
+/// `git show a15d773:bench/results/2026-11-29-rerun/heuristic_points.txt`,
+/// see bench/README.md).
 static std::optional<ScheduleParams>
 defaultMmaSchedule(const ContractShape &c) {
   ScheduleParams s;
