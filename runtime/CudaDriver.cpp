@@ -370,6 +370,38 @@ Error CudaDriver::memsetD8(cu::CUdeviceptr dst, uint8_t value,
   return check(cuMemsetD8_v2(dst, value, bytes), "cuMemsetD8");
 }
 
+Error CudaDriver::encodeTensorMap(cu::CUtensorMap &map, const TensorMapShape &t,
+                                  cu::CUdeviceptr address) const {
+  if (!cuTensorMapEncodeTiled)
+    return runtimeError(fmt::format(
+        "the CUDA driver ({}) has no cuTensorMapEncodeTiled; kernels that "
+        "take tensor maps need a driver for CUDA 12.0 or newer",
+        path));
+  if (t.dims.empty() || t.dims.size() > 5 || t.box.size() != t.dims.size() ||
+      t.strides.size() + 1 != t.dims.size())
+    return runtimeError("cuTensorMapEncodeTiled: malformed tensor map shape");
+  std::array<unsigned, 5> elementStrides = {1, 1, 1, 1, 1};
+  return check(cuTensorMapEncodeTiled(
+                   &map, t.dtype, unsigned(t.dims.size()),
+                   reinterpret_cast<void *>(uintptr_t(address)), t.dims.data(),
+                   t.strides.data(), t.box.data(), elementStrides.data(),
+                   cu::CU_TENSOR_MAP_INTERLEAVE_NONE, t.swizzle, t.l2Promotion,
+                   cu::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+               "cuTensorMapEncodeTiled");
+}
+
+Error CudaDriver::replaceTensorMapAddress(cu::CUtensorMap &map,
+                                          cu::CUdeviceptr address) const {
+  if (!cuTensorMapReplaceAddress)
+    return runtimeError(fmt::format(
+        "the CUDA driver ({}) has no cuTensorMapReplaceAddress", path));
+  cu::CUresult r = cuTensorMapReplaceAddress(
+      &map, reinterpret_cast<void *>(uintptr_t(address)));
+  if (r == cu::CUDA_SUCCESS) // on the launch path: no Twine or string
+    return Error::success();
+  return check(r, "cuTensorMapReplaceAddress");
+}
+
 Error CudaDriver::launchKernel(cu::CUfunction fn, const LaunchConfig &c,
                                cu::CUstream stream, void **params) const {
   cu::CUresult r = cuLaunchKernel(fn, c.grid[0], c.grid[1], c.grid[2],

@@ -124,6 +124,47 @@ enum CUstreamCaptureMode {
   CU_STREAM_CAPTURE_MODE_RELAXED = 2,
 };
 
+/// A TMA descriptor (cuda.h's CUtensorMap): 128 opaque bytes, 64-aligned,
+/// passed to kernels by value.
+struct alignas(64) CUtensorMap {
+  unsigned long long opaque[16];
+};
+
+enum CUtensorMapDataType {
+  CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+  CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+  CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+  CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+  CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+  CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+};
+
+enum CUtensorMapInterleave {
+  CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+};
+
+enum CUtensorMapSwizzle {
+  CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+  CU_TENSOR_MAP_SWIZZLE_32B = 1,
+  CU_TENSOR_MAP_SWIZZLE_64B = 2,
+  CU_TENSOR_MAP_SWIZZLE_128B = 3,
+};
+
+enum CUtensorMapL2promotion {
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_64B = 1,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3,
+};
+
+enum CUtensorMapFloatOOBfill {
+  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+};
+
 /// Flags of cuStreamCreate and cuEventCreate.
 enum : unsigned {
   CU_STREAM_DEFAULT = 0x0,
@@ -187,11 +228,19 @@ enum : unsigned {
 
 // Entry points that older drivers lack: cuEventElapsedTime_v2 (CUDA 12.8) is
 // preferred over cuEventElapsedTime, and one of the two must exist;
-// cuFuncGetParamInfo (CUDA 12.4) checks kernel parameter lists when present.
+// cuFuncGetParamInfo (CUDA 12.4) checks kernel parameter lists when present;
+// the tensor-map entries (CUDA 12.0) are needed only by kernels that take
+// tensor maps.
 #define MTC_CUDA_OPTIONAL_FUNCTIONS(X)                                         \
   X(cuEventElapsedTime_v2, float *, cu::CUevent, cu::CUevent)                  \
   X(cuEventElapsedTime, float *, cu::CUevent, cu::CUevent)                     \
-  X(cuFuncGetParamInfo, cu::CUfunction, size_t, size_t *, size_t *)
+  X(cuFuncGetParamInfo, cu::CUfunction, size_t, size_t *, size_t *)            \
+  X(cuTensorMapEncodeTiled, cu::CUtensorMap *, cu::CUtensorMapDataType,        \
+    unsigned, void *, const unsigned long long *, const unsigned long long *,  \
+    const unsigned *, const unsigned *, cu::CUtensorMapInterleave,             \
+    cu::CUtensorMapSwizzle, cu::CUtensorMapL2promotion,                        \
+    cu::CUtensorMapFloatOOBfill)                                               \
+  X(cuTensorMapReplaceAddress, cu::CUtensorMap *, void *)
 
 /// An environment or internal failure of the runtime: no driver or device,
 /// a CUDA call that failed, a kernel that faulted, a buffer that does not fit.
@@ -321,6 +370,24 @@ public:
   llvm::Error copyDeviceToDevice(cu::CUdeviceptr dst, cu::CUdeviceptr src,
                                  size_t bytes) const;
   llvm::Error memsetD8(cu::CUdeviceptr dst, uint8_t value, size_t bytes) const;
+
+  /// A tiled tensor map (cuTensorMapEncodeTiled) of a dense tensor at
+  /// `address`: `dims` elements per dimension, innermost first, `strides`
+  /// the byte strides of the outer dimensions, `box` the tile one copy
+  /// moves; element strides 1, no interleave, out-of-bounds elements zero.
+  struct TensorMapShape {
+    cu::CUtensorMapDataType dtype = cu::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    std::vector<unsigned long long> dims, strides;
+    std::vector<unsigned> box;
+    cu::CUtensorMapSwizzle swizzle = cu::CU_TENSOR_MAP_SWIZZLE_NONE;
+    cu::CUtensorMapL2promotion l2Promotion =
+        cu::CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  };
+  llvm::Error encodeTensorMap(cu::CUtensorMap &map, const TensorMapShape &shape,
+                              cu::CUdeviceptr address) const;
+  /// Points an encoded `map` at `address` (cuTensorMapReplaceAddress).
+  llvm::Error replaceTensorMapAddress(cu::CUtensorMap &map,
+                                      cu::CUdeviceptr address) const;
 
   /// The geometry of a kernel launch.
   struct LaunchConfig {

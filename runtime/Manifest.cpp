@@ -87,6 +87,12 @@ json::Value Manifest::toJSON() const {
                    {"min_bytes", k.minBytes}};
     if (k.tunedMicros)
       o["tuned_us"] = *k.tunedMicros;
+    if (!k.tensorMaps.empty()) {
+      json::Array maps;
+      for (const TensorMapInfo &t : k.tensorMaps)
+        maps.push_back(t.toJSON());
+      o["tensor_maps"] = std::move(maps);
+    }
     ks.push_back(std::move(o));
   }
   json::Object binds;
@@ -118,6 +124,40 @@ static bool readShape(const json::Array *a, Shape &out) {
     out.push_back(*d);
   }
   return true;
+}
+
+/// Reads kernel `k`'s "tensor_maps" and checks each against its buffer and
+/// CUDA's rules.
+static Error readTensorMaps(const json::Object *ko, const Manifest &m,
+                            KernelInfo &k) {
+  const json::Array *maps = ko->getArray("tensor_maps");
+  if (!maps)
+    return Error::success();
+  std::vector<bool> seen(k.params.size());
+  for (const json::Value &tv : *maps) {
+    Expected<TensorMapInfo> t = TensorMapInfo::fromJSON(tv);
+    if (!t)
+      return malformed("kernel '" + k.name + "': " + toString(t.takeError()));
+    std::string where = "kernel '" + k.name +
+                        "': the tensor map of parameter " +
+                        std::to_string(t->param);
+    if (t->param >= k.params.size())
+      return malformed(where + ", which does not exist (the kernel takes " +
+                       Twine(k.params.size()) + ")");
+    if (seen[t->param])
+      return malformed(where + " appears twice");
+    seen[t->param] = true;
+    const BufferInfo *b = m.findBuffer(k.params[t->param]);
+    unsigned eb = dtypeBytes(b->dtype);
+    where += " ('" + b->name + "', " + dtypeName(b->dtype).str() + ")";
+    if (std::string why = t->invalidReason(eb); !why.empty())
+      return malformed(where + " is invalid: " + why);
+    if (t->extentBytes(eb) > b->bytes())
+      return malformed(where + " spans " + Twine(t->extentBytes(eb)) +
+                       " bytes but the buffer has " + Twine(b->bytes()));
+    k.tensorMaps.push_back(std::move(*t));
+  }
+  return Error::success();
 }
 
 Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
@@ -235,6 +275,8 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
     k.minBytes = ko->getNumber("min_bytes").value_or(0);
     if (std::optional<double> t = ko->getNumber("tuned_us"))
       k.tunedMicros = *t;
+    if (Error e = readTensorMaps(ko, m, k))
+      return std::move(e);
     m.kernels.push_back(std::move(k));
   }
   return m;

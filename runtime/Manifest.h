@@ -10,6 +10,7 @@
 #define MTC_RUNTIME_MANIFEST_H
 
 #include "dialects/Graph/ShapeRules.h"
+#include "runtime/TensorMap.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
@@ -43,6 +44,8 @@ struct KernelInfo {
   std::string kind;                // "contract" | "elementwise"
   std::vector<std::string> nodes;  // graph nodes this kernel computes
   std::vector<std::string> params; // buffer names, in parameter order
+  /// The parameters passed as tensor maps (the others are pointers).
+  std::vector<TensorMapInfo> tensorMaps;
   std::array<int64_t, 3> grid{1, 1, 1};
   std::array<int64_t, 3> block{1, 1, 1};
   /// Shared memory per block, static and dynamic together (an upper bound of

@@ -79,6 +79,8 @@ Program::load(Device &device, const Manifest &manifest, StringRef ptx) {
             info.name, name));
       kernel.params.push_back(unsigned(b));
     }
+    if (Error e = p->encodeTensorMaps(k, kernel))
+      return std::move(e);
     if (Error e = p->checkKernel(k, kernel))
       return std::move(e);
     p->kernels.push_back(std::move(kernel));
@@ -141,18 +143,23 @@ Error Program::checkKernel(unsigned k, Kernel &kernel) const {
   }
   kernel.launch.dynamicShared = unsigned(dynamic);
 
-  // Every parameter is a device pointer. Drivers for CUDA 12.4+ can tell how
-  // many parameters the PTX entry takes and how large they are; any answer
-  // other than "yes" or "no such parameter" skips the rest of the check.
+  // Every parameter is a device pointer or a tensor map. Drivers for CUDA
+  // 12.4+ can tell how many parameters the PTX entry takes and how large
+  // they are; any answer other than "yes" or "no such parameter" skips the
+  // rest of the check.
   size_t expected = kernel.params.size();
+  std::vector<size_t> passed(expected, sizeof(cu::CUdeviceptr));
+  for (const Kernel::Map &map : kernel.maps)
+    passed[map.param] = sizeof(cu::CUtensorMap);
   CudaDriver::ParamSizes actual =
       drv.parameterSizes(kernel.fn.handle, kMaxParams + 1);
   for (size_t i = 0; i < actual.sizes.size() && i < expected; ++i)
-    if (actual.sizes[i] != sizeof(cu::CUdeviceptr))
+    if (actual.sizes[i] != passed[i])
       return runtimeError(fmt::format(
-          "parameter {} of {} is {} bytes in the PTX; mtc passes 8-byte "
-          "pointers",
-          i, where, actual.sizes[i]));
+          "parameter {} of {} is {} bytes in the PTX; mtc passes {}", i, where,
+          actual.sizes[i],
+          passed[i] == sizeof(cu::CUdeviceptr) ? "an 8-byte pointer"
+                                               : "a 128-byte tensor map"));
   if (actual.complete && actual.sizes.size() != expected)
     return runtimeError(fmt::format(
         "{} takes {} parameters in the PTX but the manifest passes {}", where,
@@ -160,17 +167,86 @@ Error Program::checkKernel(unsigned k, Kernel &kernel) const {
   return Error::success();
 }
 
+/// The driver's tensor-map element type for `t`.
+static cu::CUtensorMapDataType tensorMapType(DType t) {
+  switch (t) {
+  case DType::I8:
+    return cu::CU_TENSOR_MAP_DATA_TYPE_UINT8; // moved as bytes
+  case DType::F16:
+    return cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case DType::BF16:
+    return cu::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case DType::F32:
+    return cu::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  }
+  return cu::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+static_assert(int(TensorMapInfo::Swizzle::B128) ==
+                      int(cu::CU_TENSOR_MAP_SWIZZLE_128B) &&
+                  int(TensorMapInfo::L2Promotion::B256) ==
+                      int(cu::CU_TENSOR_MAP_L2_PROMOTION_L2_256B),
+              "TensorMapInfo's enums follow the driver's order");
+
+/// Where tensor maps point between load and launch: aligned for every
+/// element type and swizzle, and never dereferenced.
+static constexpr cu::CUdeviceptr kPlaceholderAddress = 1 << 20;
+
+Error Program::encodeTensorMaps(unsigned k, Kernel &kernel) const {
+  const KernelInfo &info = man.kernels[k];
+  if (info.tensorMaps.size() > kMaxTensorMaps)
+    return runtimeError(
+        fmt::format("kernel '{}' takes {} tensor maps; mtc launches at most {}",
+                    info.name, info.tensorMaps.size(), kMaxTensorMaps));
+  for (const TensorMapInfo &t : info.tensorMaps) {
+    const BufferInfo &b = man.buffers[kernel.params[t.param]];
+    CudaDriver::TensorMapShape shape;
+    shape.dtype = tensorMapType(b.dtype);
+    shape.dims.assign(t.dims.begin(), t.dims.end());
+    shape.strides.assign(t.strides.begin(), t.strides.end());
+    shape.box.assign(t.box.begin(), t.box.end());
+    shape.swizzle = cu::CUtensorMapSwizzle(t.swizzle);
+    shape.l2Promotion = cu::CUtensorMapL2promotion(t.l2Promotion);
+    Kernel::Map map{t.param, {}};
+    if (Error e = dev.driver().encodeTensorMap(map.encoded, shape,
+                                               kPlaceholderAddress))
+      return withContext(std::move(e),
+                         fmt::format("kernel '{}': the tensor map of parameter "
+                                     "{} ('{}', {}: {})",
+                                     info.name, t.param, b.name,
+                                     dtypeName(b.dtype).str(), t.str()));
+    kernel.maps.push_back(map);
+  }
+  return Error::success();
+}
+
 Error Program::launch(unsigned k, ArrayRef<cu::CUdeviceptr> ptrs,
                       cu::CUstream stream) const {
   const Kernel &kernel = kernels[k];
   // The driver reads each parameter through a pointer to its value; both
-  // live on the stack (load() bounds their number).
+  // live on the stack (load() bounds their number). Tensor maps are copies
+  // of the encoded ones, pointed at this launch's buffers.
   std::array<cu::CUdeviceptr, kMaxParams> values;
   std::array<void *, kMaxParams> params;
   size_t n = kernel.params.size();
   for (size_t i = 0; i < n; ++i) {
     values[i] = ptrs[kernel.params[i]];
     params[i] = &values[i];
+  }
+  std::array<cu::CUtensorMap, kMaxTensorMaps> maps;
+  for (size_t i = 0; i < kernel.maps.size(); ++i) {
+    const Kernel::Map &map = kernel.maps[i];
+    maps[i] = map.encoded;
+    if (Error e =
+            dev.driver().replaceTensorMapAddress(maps[i], values[map.param]))
+      return withContext(
+          std::move(e),
+          fmt::format("kernel '{}': cannot point the tensor map of parameter "
+                      "{} ('{}') at {:#x}",
+                      man.kernels[k].name, map.param,
+                      man.buffers[kernel.params[map.param]].name,
+                      values[map.param]));
+    params[map.param] = &maps[i];
   }
   Error e = dev.driver().launchKernel(kernel.fn.handle, kernel.launch, stream,
                                       n ? params.data() : nullptr);

@@ -27,8 +27,10 @@ namespace mtc {
 
 class Program {
 public:
-  /// The most parameters a kernel may take (launches keep them on the stack).
+  /// The most parameters a kernel may take, and the most of them that are
+  /// tensor maps (launches keep them on the stack).
   static constexpr unsigned kMaxParams = 128;
+  static constexpr unsigned kMaxTensorMaps = 8;
 
   /// JIT-loads `ptx` into `device`'s context and resolves and checks every
   /// kernel of `manifest`. `manifest` must outlive the Program.
@@ -60,11 +62,19 @@ private:
     Function fn;
     std::vector<unsigned> params; // buffer indices, in parameter order
     CudaDriver::LaunchConfig launch;
+    /// The tensor-map parameters: which, and their encoding (at a
+    /// placeholder address that every launch replaces).
+    struct Map {
+      unsigned param;
+      cu::CUtensorMap encoded;
+    };
+    std::vector<Map> maps;
   };
 
   Program(Device &device, const Manifest &manifest)
       : dev(device), man(manifest) {}
   llvm::Error checkKernel(unsigned k, Kernel &kernel) const;
+  llvm::Error encodeTensorMaps(unsigned k, Kernel &kernel) const;
 
   Device &dev;
   const Manifest &man;

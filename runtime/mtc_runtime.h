@@ -25,6 +25,8 @@
  * and the zeroed workspaces of split-K kernels (see "init" in the manifest).
  * Launching allocates nothing, never synchronises, and touches no host
  * memory beyond its arguments, so it can be captured into a CUDA graph.
+ * (Kernels that take a buffer as a TMA tensor map get a copy of the map
+ * encoded at load, pointed at the caller's buffer on the stack.)
  * Launches of one artifact share its workspaces: they must not run at the
  * same time on different streams (load the artifact once per stream that
  * runs concurrently).

@@ -231,5 +231,53 @@ TEST_F(CApi, UnboundGraph) {
   mtc_artifact_free(a);
 }
 
+TEST_F(CApi, TensorMapParametersThroughTheCApi) {
+  // k0 takes x as a tensor map: the library encodes it at load and points
+  // it at the caller's x at every launch, captured launches included.
+  Manifest man = bucketManifest(4, "tma.ptx");
+  man.bindings.clear();
+  TensorMapInfo t;
+  t.dims = {64, 4};
+  t.strides = {64 * 4};
+  t.box = {32, 4};
+  t.swizzle = TensorMapInfo::Swizzle::B128;
+  man.kernels[0].tensorMaps = {t};
+  writeJSON("tma.json", man.toJSON());
+  write("tma.ptx", R"(
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k0_copy(.param .align 64 .b8 a[128], .param .u64 b, .param .u64 c) { ret; }
+.visible .entry k1_copy(.param .u64 a, .param .u64 b) { ret; }
+)");
+  mtc_artifact *a = nullptr;
+  ASSERT_EQ(mtc_artifact_load(path("tma.json").c_str(), &a), MTC_SUCCESS)
+      << mtc_last_error();
+  std::vector<float> host(4 * 64);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = float(i) + 0.25f;
+  CUdeviceptr x = alloc(4 * 64 * 4), w = alloc(32 * 64), y = alloc(4 * 64 * 4);
+  fake<CUresult (*)(CUdeviceptr, const void *, size_t)>("cuMemcpyHtoD_v2")(
+      x, host.data(), host.size() * 4);
+  CUdeviceptr inputs[] = {x, w}, outputs[] = {y};
+  ASSERT_EQ(mtc_artifact_launch(a, 0, nullptr, inputs, 2, outputs, 1),
+            MTC_SUCCESS)
+      << mtc_last_error();
+  std::vector<float> out(4 * 64, -1.0f);
+  fake<CUresult (*)(void *, CUdeviceptr, size_t)>("cuMemcpyDtoH_v2")(
+      out.data(), y, out.size() * 4);
+  EXPECT_EQ(out, host) << "x reached y through the tensor map";
+  mtc_artifact_free(a);
+  for (CUdeviceptr p : {x, w, y})
+    release(p);
+
+  // A map the driver refuses fails the load, naming it.
+  man.kernels[0].tensorMaps[0].box = {32, 300};
+  writeJSON("tma.json", man.toJSON());
+  expectLoadError(path("tma.json"), MTC_ERROR_MALFORMED,
+                  "kernel 'k0_copy': the tensor map of parameter 0 ('x', "
+                  "f32) is invalid: box[1] = 300 is not in [1, 256]");
+}
+
 } // namespace
 } // namespace mtc::capitest

@@ -24,7 +24,7 @@
 // fakeCuda* functions that let the tests inspect what happened.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaDriver.h"
+#include "FakeTensorMap.h"
 
 #include <algorithm>
 #include <cctype>
@@ -42,7 +42,7 @@ namespace {
 
 struct FakeFunction {
   std::string name;
-  size_t numParams = 0;
+  std::vector<size_t> paramSizes; // bytes, as the PTX declares them
   int maxDynamicShared = 0;
 };
 
@@ -85,6 +85,14 @@ bool inAllocation(CUdeviceptr p, size_t n) {
   --it;
   return p >= it->first && p + n <= it->first + it->second;
 }
+
+} // namespace
+
+bool fake::inAllocation(CUdeviceptr p, size_t n) {
+  return ::inAllocation(p, n);
+}
+
+namespace {
 
 /// Bytes from `p` to the end of the allocation holding it.
 size_t remaining(CUdeviceptr p) {
@@ -216,9 +224,16 @@ std::vector<FakeFunction *> parseEntries(const char *ptx) {
     size_t open = s.find('(', pos), body = s.find('{', pos);
     if (open != std::string::npos && open < body) {
       size_t close = s.find(')', open);
+      // ".param .u64 name" or ".param .align 64 .b8 name[128]".
       for (size_t p = s.find(".param", open); p < close;
-           p = s.find(".param", p + 6))
-        ++f->numParams;
+           p = s.find(".param", p + 6)) {
+        size_t end = std::min(s.find_first_of(",)", p), close);
+        size_t bracket = s.find('[', p);
+        f->paramSizes.push_back(
+            bracket < end ? std::strtoul(s.c_str() + bracket + 1, nullptr, 10)
+            : s.compare(s.find('.', p + 6), 4, ".u32") == 0 ? 4
+                                                            : 8);
+      }
     }
     out.push_back(f);
   }
@@ -641,11 +656,14 @@ FAKE_API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset,
                                      size_t *size) {
   if (!f || !offset)
     return CUDA_ERROR_INVALID_VALUE;
-  if (index >= fakeFn(f)->numParams)
+  const std::vector<size_t> &sizes = fakeFn(f)->paramSizes;
+  if (index >= sizes.size())
     return CUDA_ERROR_INVALID_VALUE;
-  *offset = index * 8;
+  *offset = 0;
+  for (size_t i = 0; i < index; ++i)
+    *offset = (*offset + sizes[i] + 7) / 8 * 8;
   if (size)
-    *size = 8;
+    *size = sizes[index];
   return CUDA_SUCCESS;
 }
 
@@ -760,14 +778,23 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     return CUDA_ERROR_INVALID_VALUE;
   if (shared > 48 * 1024 && int(shared) > fn->maxDynamicShared)
     return CUDA_ERROR_INVALID_VALUE;
-  if (fn->numParams && !params)
+  if (!fn->paramSizes.empty() && !params)
     return CUDA_ERROR_INVALID_VALUE;
   Launch l;
   l.fn = fn;
   l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
   l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
   l.shared = shared;
-  for (size_t i = 0; i < fn->numParams; ++i) {
+  for (size_t i = 0; i < fn->paramSizes.size(); ++i) {
+    // A tensor map must come from cuTensorMapEncodeTiled and address an
+    // allocation; a launch records its address.
+    if (fn->paramSizes[i] == sizeof(CUtensorMap)) {
+      CUdeviceptr a = fake::tensorMapAddress(params[i]);
+      if (!a)
+        return CUDA_ERROR_INVALID_VALUE;
+      l.args.push_back(a);
+      continue;
+    }
     CUdeviceptr v = *static_cast<CUdeviceptr *>(params[i]);
     // mtc passes device pointers, except to its own mtc_* kernels.
     if (fn->name.rfind("mtc_", 0) != 0 && !inAllocation(v, 1))

@@ -11,6 +11,8 @@
 #include "runtime/Executor.h"
 #include "runtime/ReadBandwidth.h"
 
+#include "RuntimeFixture.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 
@@ -147,69 +149,9 @@ TEST(CudaHeader, DeclarationsMatch) {
 }
 #endif // MTC_CUDA_H
 
+using namespace mtc::test;
+
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-/// The message of `err`, which must be a RuntimeError (exit code 2).
-std::string runtimeMessage(Error err) {
-  EXPECT_TRUE(bool(err)) << "expected an error";
-  std::string msg;
-  bool isRuntime = err.isA<RuntimeError>();
-  handleAllErrors(std::move(err),
-                  [&](const ErrorInfoBase &e) { msg = e.message(); });
-  EXPECT_TRUE(isRuntime) << "not a RuntimeError: " << msg;
-  return msg;
-}
-
-template <typename T> std::string runtimeMessage(Expected<T> &v) {
-  if (v)
-    return "<no error>";
-  return runtimeMessage(v.takeError());
-}
-
-/// A fakeCuda* inspection function.
-template <typename Fn> Fn fakeFn(const char *name) {
-  void *lib = ::dlopen(MTC_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
-  EXPECT_NE(lib, nullptr) << "FakeCuda is not loaded";
-  void *sym = lib ? ::dlsym(lib, name) : nullptr;
-  EXPECT_NE(sym, nullptr) << name;
-  return reinterpret_cast<Fn>(sym);
-}
-
-long liveObjects() { return fakeFn<long (*)()>("fakeCudaLiveObjects")(); }
-long executedKernels() {
-  return fakeFn<long (*)()>("fakeCudaExecutedKernels")();
-}
-long distinctFirstArgs() {
-  return fakeFn<long (*)()>("fakeCudaDistinctFirstArgs")();
-}
-long copyMismatches() { return fakeFn<long (*)()>("fakeCudaCopyMismatches")(); }
-void resetStats() { fakeFn<void (*)()>("fakeCudaResetStats")(); }
-
-class Runtime : public ::testing::Test {
-protected:
-  void SetUp() override {
-    ::setenv("MTC_CUDA_LIBRARY", MTC_FAKE_CUDA, 1);
-    setMode("ok");
-    ::unsetenv("FAKE_CUDA_FAULT_KERNEL");
-  }
-  void TearDown() override {
-    setMode("ok");
-    ::unsetenv("FAKE_CUDA_FAULT_KERNEL");
-  }
-  static void setMode(const char *mode) { ::setenv("FAKE_CUDA_MODE", mode, 1); }
-  std::unique_ptr<Device> openDevice() {
-    Expected<std::unique_ptr<Device>> d = Device::open();
-    if (!d) {
-      ADD_FAILURE() << toString(d.takeError());
-      return nullptr;
-    }
-    return std::move(*d);
-  }
-};
 
 const char *kCopyPtx = R"(
 .version 8.0
@@ -219,28 +161,6 @@ const char *kCopyPtx = R"(
 .visible .entry k1_copy(.param .u64 a, .param .u64 b) { ret; }
 .visible .entry fat_k(.param .u64 a, .param .u64 b) { ret; }
 )";
-
-BufferInfo buffer(StringRef name, BufferInfo::Role role, DType dt,
-                  ArrayRef<int64_t> shape) {
-  BufferInfo b;
-  b.name = name.str();
-  b.role = role;
-  b.dtype = dt;
-  b.shape.assign(shape.begin(), shape.end());
-  return b;
-}
-
-KernelInfo kernel(StringRef name, std::vector<std::string> params,
-                  int64_t gridX = 4, int64_t blockX = 128, int64_t shared = 0) {
-  KernelInfo k;
-  k.name = name.str();
-  k.kind = "elementwise";
-  k.params = std::move(params);
-  k.grid = {gridX, 1, 1};
-  k.block = {blockX, 1, 1};
-  k.sharedBytes = shared;
-  return k;
-}
 
 /// x -> k0_copy -> t -> k1_copy -> y, with 1024 f32 elements (4 KiB) each.
 Manifest copyManifest() {

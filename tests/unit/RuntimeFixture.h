@@ -1,0 +1,116 @@
+//===- RuntimeFixture.h - The runtime on the fake driver --------*- C++ -*-===//
+//
+// What the tests of the runtime on FakeCuda share (RuntimeTest.cpp,
+// TensorMapTest.cpp): the fixture that points MTC_CUDA_LIBRARY at the fake,
+// the fake's inspection functions, and manifest building blocks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_TESTS_UNIT_RUNTIMEFIXTURE_H
+#define MTC_TESTS_UNIT_RUNTIMEFIXTURE_H
+
+#include "runtime/Device.h"
+#include "runtime/Manifest.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mtc::test {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// The message of `err`, which must be a RuntimeError (exit code 2).
+inline std::string runtimeMessage(llvm::Error err) {
+  EXPECT_TRUE(bool(err)) << "expected an error";
+  std::string msg;
+  bool isRuntime = err.isA<RuntimeError>();
+  llvm::handleAllErrors(
+      std::move(err), [&](const llvm::ErrorInfoBase &e) { msg = e.message(); });
+  EXPECT_TRUE(isRuntime) << "not a RuntimeError: " << msg;
+  return msg;
+}
+
+template <typename T> std::string runtimeMessage(llvm::Expected<T> &v) {
+  if (v)
+    return "<no error>";
+  return runtimeMessage(v.takeError());
+}
+
+/// A fakeCuda* inspection function.
+template <typename Fn> Fn fakeFn(const char *name) {
+  void *lib = ::dlopen(MTC_FAKE_CUDA, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(lib, nullptr) << "FakeCuda is not loaded";
+  void *sym = lib ? ::dlsym(lib, name) : nullptr;
+  EXPECT_NE(sym, nullptr) << name;
+  return reinterpret_cast<Fn>(sym);
+}
+
+inline long liveObjects() {
+  return fakeFn<long (*)()>("fakeCudaLiveObjects")();
+}
+inline long executedKernels() {
+  return fakeFn<long (*)()>("fakeCudaExecutedKernels")();
+}
+inline long distinctFirstArgs() {
+  return fakeFn<long (*)()>("fakeCudaDistinctFirstArgs")();
+}
+inline long copyMismatches() {
+  return fakeFn<long (*)()>("fakeCudaCopyMismatches")();
+}
+inline void resetStats() { fakeFn<void (*)()>("fakeCudaResetStats")(); }
+
+class Runtime : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ::setenv("MTC_CUDA_LIBRARY", MTC_FAKE_CUDA, 1);
+    setMode("ok");
+    ::unsetenv("FAKE_CUDA_FAULT_KERNEL");
+  }
+  void TearDown() override {
+    setMode("ok");
+    ::unsetenv("FAKE_CUDA_FAULT_KERNEL");
+  }
+  static void setMode(const char *mode) { ::setenv("FAKE_CUDA_MODE", mode, 1); }
+  std::unique_ptr<Device> openDevice() {
+    llvm::Expected<std::unique_ptr<Device>> d = Device::open();
+    if (!d) {
+      ADD_FAILURE() << llvm::toString(d.takeError());
+      return nullptr;
+    }
+    return std::move(*d);
+  }
+};
+
+inline BufferInfo buffer(llvm::StringRef name, BufferInfo::Role role, DType dt,
+                         llvm::ArrayRef<int64_t> shape) {
+  BufferInfo b;
+  b.name = name.str();
+  b.role = role;
+  b.dtype = dt;
+  b.shape.assign(shape.begin(), shape.end());
+  return b;
+}
+
+inline KernelInfo kernel(llvm::StringRef name, std::vector<std::string> params,
+                         int64_t gridX = 4, int64_t blockX = 128,
+                         int64_t shared = 0) {
+  KernelInfo k;
+  k.name = name.str();
+  k.kind = "elementwise";
+  k.params = std::move(params);
+  k.grid = {gridX, 1, 1};
+  k.block = {blockX, 1, 1};
+  k.sharedBytes = shared;
+  return k;
+}
+
+} // namespace mtc::test
+
+#endif // MTC_TESTS_UNIT_RUNTIMEFIXTURE_H
