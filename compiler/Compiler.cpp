@@ -4,6 +4,7 @@
 
 #include "compiler/Ptx.h"
 #include "compiler/PtxCache.h"
+#include "compiler/Targets.h"
 #include "compiler/Version.h"
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/Passes.h"
@@ -71,6 +72,16 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
       return llvm::make_error<InputError>("schedule '" + schedule.str() +
                                           "' cannot be used for " + name +
                                           ": " + err);
+    // wgmma and TMA exist only on sm_90a; the error points at the nodes
+    // the kernel computes.
+    if (schedule.kind == ScheduleKind::wgmma && options.arch != "sm_90a") {
+      mlir::emitError(ops[index]->getLoc())
+          << "schedule '" << schedule.str() << "' cannot be used for " << name
+          << ": the wgmma kind needs --arch sm_90a (Hopper's wgmma and TMA), "
+             "and this compile targets "
+          << options.arch;
+      return llvm::make_error<ReportedError>();
+    }
     ops[index]->setAttr("schedule", schedule.toAttr(ctx));
   }
   PassManager schedules(ctx);
@@ -171,6 +182,23 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
       ws.shape = {launch.workspaceBytes};
       k.params.push_back(ws.name);
       m.buffers.push_back(std::move(ws));
+    }
+    for (const LaunchConfig::TmaOperand &t : launch.tmaOperands) {
+      // Operand [rows, K] (its leading dims flattened into rows), seen as
+      // {K, rows} with rows of K elements.
+      auto type = cast<RankedTensorType>(op->getOperand(t.operand).getType());
+      int64_t kDim = type.getShape().back();
+      TensorMapInfo map;
+      map.param = t.operand;
+      map.dims = {kDim, type.getNumElements() / kDim};
+      map.strides = {kDim * dtypeBytes(*dtypeOf(type.getElementType()))};
+      map.box = {t.boxK, t.boxRows};
+      map.swizzle = t.swizzleBytes == 128  ? TensorMapInfo::Swizzle::B128
+                    : t.swizzleBytes == 64 ? TensorMapInfo::Swizzle::B64
+                    : t.swizzleBytes == 32 ? TensorMapInfo::Swizzle::B32
+                                           : TensorMapInfo::Swizzle::None;
+      map.l2Promotion = TensorMapInfo::L2Promotion::B256;
+      k.tensorMaps.push_back(std::move(map));
     }
     k.grid = launch.grid;
     k.block = launch.block;

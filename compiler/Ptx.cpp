@@ -32,7 +32,8 @@ using namespace llvm;
 namespace mtc {
 
 bool isSupportedArch(StringRef arch) {
-  return arch == "sm_80" || arch == "sm_89" || arch == "sm_90";
+  return arch == "sm_80" || arch == "sm_89" || arch == "sm_90" ||
+         arch == "sm_90a";
 }
 
 void registerTranslations(mlir::DialectRegistry &registry) {

@@ -17,7 +17,7 @@ namespace mtc {
 
 /// Architectures mtc emits PTX for.
 bool isSupportedArch(llvm::StringRef arch);
-constexpr const char *kSupportedArchs = "sm_80, sm_89, sm_90";
+constexpr const char *kSupportedArchs = "sm_80, sm_89, sm_90, sm_90a";
 
 struct PtxResult {
   std::string llvmIR; // optimized LLVM IR, as fed to the backend

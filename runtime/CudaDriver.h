@@ -124,9 +124,9 @@ enum CUstreamCaptureMode {
   CU_STREAM_CAPTURE_MODE_RELAXED = 2,
 };
 
-/// A TMA descriptor (cuda.h's CUtensorMap): 128 opaque bytes, 64-aligned,
-/// passed to kernels by value.
-struct alignas(64) CUtensorMap {
+/// A TMA descriptor (cuda.h's CUtensorMap): 128 opaque bytes, passed to
+/// kernels by value. The driver needs 64-byte alignment; cuda.h declares 128.
+struct alignas(128) CUtensorMap {
   unsigned long long opaque[16];
 };
 

@@ -47,7 +47,8 @@ def Kernel_ScheduleKind : I32EnumAttr<"ScheduleKind", "how a kernel is mapped to
     I32EnumAttrCase<"simt", 0>,
     I32EnumAttrCase<"mma", 1>,
     I32EnumAttrCase<"elementwise", 2>,
-    I32EnumAttrCase<"tiled", 3>]> {
+    I32EnumAttrCase<"tiled", 3>,
+    I32EnumAttrCase<"wgmma", 4>]> {
   let cppNamespace = "::mtc::kernel";
   let genSpecializedAttr = 0;
 }
@@ -61,6 +62,10 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
       `mma` (tensor cores, operands straight from global memory into
       registers), `tiled` (tensor cores on block tiles of the weight and the
       activations staged in shared memory through a `cp.async` pipeline),
+      `wgmma` (Hopper, sm_90a only: TMA loads into a shared-memory ring
+      guarded by mbarriers, one producer warpgroup and `rows` consumer
+      warpgroups of 64 weight rows each, the int8 weight converted in
+      registers and fed to wgmma as its register operand; experimental),
       or `elementwise`.
     - `warps`: warps per thread block.
     - `rows`: weight rows (output columns) each warp owns; for a weight stored
@@ -73,8 +78,8 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
     - `mtile`: activation rows (M) one block handles.
     - `mwarps` (tiled): warps of a block along M; the other warps/mwarps
       split the block's weight rows. Each warp owns mtile/mwarps rows of M.
-    - `stages` (tiled): K tiles of 4 * vec in flight in the shared-memory
-      ring (2 to 8).
+    - `stages` (tiled, wgmma): K tiles in flight in the shared-memory ring
+      (2 to 8); a wgmma K tile is 64 wide.
     - `splitk`: thread blocks that split K; partial sums are reduced in f32
       and the last block to finish runs the epilogue.
     - `regs`: the most registers a thread may use (`.maxnreg`); 0 leaves it

@@ -78,6 +78,10 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     g.accPerThread =
         4 * s.rows *
         std::max<int64_t>(1, s.mtile / std::max<int64_t>(1, s.mwarps) / 8);
+  } else if (s.kind == ScheduleKind::wgmma) {
+    g.colsPerBlock = kWgmmaRowsPerGroup * s.rows;
+    g.chunk = kWgmmaTileK;
+    g.accPerThread = s.mtile / 2; // a 64 x mtile f32 tile per warpgroup
   } else {
     g.accPerThread =
         c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad : s.mtile * s.rows;
@@ -88,7 +92,7 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   g.pieces = tiled ? s.splitk : s.kwarps * s.splitk;
   g.reduceFloats = 0;
   g.stageBytes = g.weightTileBytes = 0;
-  if (tiled) {
+  if (tiled || s.kind == ScheduleKind::wgmma) {
     g.weightTileBytes = g.colsPerBlock * g.chunk * dtypeBytes(c.b);
     g.stageBytes = g.weightTileBytes + s.mtile * g.chunk * dtypeBytes(c.a);
   }
@@ -123,7 +127,7 @@ static bool isPow2In(int64_t v, int64_t lo, int64_t hi) {
 }
 
 std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
-                                    bool bIsCast) {
+                                    bool bIsCast, bool kInTiles) {
   if (c.aTransposed || c.bTransposed)
     return "tensor-core (mma) schedules need A stored [M, K] and the weight "
            "stored [N, K]";
@@ -133,7 +137,7 @@ std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
   if (!((c.b == DType::I8 && bIsCast) || (c.b == c.a && bIsCast)))
     return "tensor-core (mma) schedules need an int8 weight converted to the "
            "activations' type, or a weight of that type";
-  if (c.k % kMmaChunk)
+  if (kInTiles && c.k % kMmaChunk)
     return "tensor-core (mma) schedules need K to be a multiple of 64, got " +
            std::to_string(c.k);
   return "";
@@ -216,15 +220,78 @@ static std::string checkTiledSchedule(const ContractShape &c,
   return "";
 }
 
+/// The wgmma kind: a producer warpgroup and `rows` consumer warpgroups, each
+/// multiplying 64 weight rows by the block's mtile rows of A, K tiles of 64
+/// through `stages` shared buffers filled by TMA. A's box is 64 k's of
+/// 16-bit elements, one 128-byte swizzled row per activation row; the
+/// weight's, 64 bytes per weight row.
+static std::string checkWgmmaSchedule(const ContractShape &c,
+                                      const ScheduleParams &s) {
+  if (c.b != DType::I8)
+    return "wgmma schedules take int8 weights (converted in registers)";
+  if (s.rows != 1 && s.rows != 2)
+    return "wgmma rows (consumer warpgroups of 64 weight rows) must be 1 or 2";
+  if (s.warps != 4 * (s.rows + 1))
+    return "wgmma schedules need warps = 4 * (rows + 1): a producer "
+           "warpgroup and rows consumer warpgroups (warps " +
+           std::to_string(4 * (s.rows + 1)) + " for rows " +
+           std::to_string(s.rows) + ")";
+  if (s.kwarps != 1 || s.unroll != 1 || s.mwarps != 1 || s.splitk != 1 ||
+      s.vec != 16)
+    return "wgmma schedules take kwarps, unroll, mwarps and splitk 1 and vec "
+           "16";
+  if (s.stages < 2 || s.stages > 8)
+    return "stages must be in [2, 8]";
+  if (s.mtile < 8 || s.mtile > 256 || s.mtile % 8)
+    return "wgmma mtile (the N of wgmma) must be a multiple of 8 in [8, 256]";
+  if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
+    return "mtile " + std::to_string(s.mtile) +
+           " exceeds M = " + std::to_string(c.m) + " rounded up to 8";
+  if (c.k % 16)
+    return "wgmma schedules need K to be a multiple of 16 (the rows of the "
+           "weight are copied by TMA, whose strides are multiples of 16 "
+           "bytes)";
+  // The accumulators, then the weight's words, their conversion and the
+  // addresses (ptxas: 123 to 126 registers at mtile 128, 189 at 256), within
+  // what the block's threads may each have of the 64K registers.
+  int64_t regs = s.mtile / 2 + 64;
+  int64_t limit = std::min<int64_t>(255, 65536 / (s.warps * 32)) / 8 * 8;
+  if (s.regs)
+    limit = std::min(limit, s.regs);
+  if (regs > limit)
+    return "needs about " + std::to_string(regs) +
+           " registers per thread, more than the " + std::to_string(limit) +
+           " each of its " + std::to_string(s.warps * 32) +
+           " threads can have; it would spill";
+  return "";
+}
+
 std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
                                                const ScheduleParams &s) {
   if (s.kind == ScheduleKind::elementwise)
     return "a contraction cannot use an elementwise schedule";
-  if (s.kind != ScheduleKind::tiled && (s.mwarps != 1 || s.stages != 1))
+  bool wgmma = s.kind == ScheduleKind::wgmma;
+  if (s.kind != ScheduleKind::tiled && !wgmma &&
+      (s.mwarps != 1 || s.stages != 1))
     return "mwarps and stages are fields of tiled schedules (1 otherwise)";
-  if (s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled) {
-    if (std::string e = mmaSupport(c, c.mmaAChain, c.mmaBChain); !e.empty())
+  if (s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled || wgmma) {
+    // TMA reads the wgmma kind's K tiles past K as zeros.
+    if (std::string e = mmaSupport(c, c.mmaAChain, c.mmaBChain, !wgmma);
+        !e.empty())
       return e;
+  }
+  if (wgmma) {
+    if (std::string e = checkWgmmaSchedule(c, s); !e.empty())
+      return e;
+    if (std::string e = checkRegs(s); !e.empty())
+      return e;
+    LaunchConfig l = contractLaunchConfig(c, s);
+    if (l.sharedBytes() > kMaxOptinShared)
+      return "needs " + std::to_string(l.sharedBytes()) +
+             " bytes of shared memory (limit 227 KiB)";
+    if (l.grid[0] > (int64_t(1) << 31) - 1)
+      return "grid too large";
+    return "";
   }
   if (!isPow2In(s.warps, 1, 32))
     return "warps must be a power of two in [1, 32]";
@@ -345,6 +412,14 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
   l.staticSharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);
   if (s.kind == ScheduleKind::tiled)
     l.dynamicSharedBytes = s.stages * g.stageBytes;
+  if (s.kind == ScheduleKind::wgmma) {
+    // The ring, the slack that aligns it, and a full and an empty mbarrier
+    // per stage.
+    l.dynamicSharedBytes =
+        kWgmmaAlignSlack + s.stages * g.stageBytes + 16 * s.stages;
+    l.tmaOperands = {{0, kWgmmaTileK, s.mtile, 128},
+                     {1, kWgmmaTileK, g.colsPerBlock, 64}};
+  }
   if (s.splitk > 1)
     l.workspaceBytes = llvm::alignTo(c.m * c.n * 4, 256) +
                        llvm::alignTo(g.gridN * g.gridM * 4, 256);

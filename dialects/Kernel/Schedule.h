@@ -210,6 +210,15 @@ struct LaunchConfig {
   /// Zero-initialised device scratch the kernel needs (split-K partial sums
   /// and arrival counters); kernels leave it zeroed again when they finish.
   int64_t workspaceBytes = 0;
+  /// Operands the kernel takes as TMA tensor maps instead of pointers (the
+  /// wgmma kind): operand 0 is A ([M, K], seen as {K, M}), 1 is B ([N, K],
+  /// seen as {K, N}); each copy moves a box of boxK x boxRows elements,
+  /// swizzled in shared memory over `swizzleBytes` (0: none).
+  struct TmaOperand {
+    unsigned operand;
+    int64_t boxK, boxRows, swizzleBytes;
+  };
+  std::vector<TmaOperand> tmaOperands;
 };
 
 /// Why `s` cannot run `op` ("" if it can).
@@ -234,9 +243,17 @@ struct ContractGeometry {
   int64_t pieces;          // K pieces: kwarps * splitk
   int64_t reduceFloats;    // shared-memory floats for the cross-warp reduction
   int64_t accPerThread;    // f32 accumulators per thread (mma: 4 * rows * mt)
-  int64_t stageBytes;      // tiled: shared bytes of one pipeline stage
-  int64_t weightTileBytes; // tiled: the weight's part of a stage (first)
+  int64_t stageBytes;      // tiled, wgmma: shared bytes of one stage
+  int64_t weightTileBytes; // tiled: the weight's part of a stage (first);
+                           // wgmma: the weight tile (after all A tiles)
 };
+
+/// The wgmma kind: a 64-row weight tile per consumer warpgroup (`rows` of
+/// them, after one producer warpgroup), K tiles of 64, and the shared
+/// memory before the ring that aligns it to the 1024 bytes a 128-byte
+/// swizzle needs (dynamic shared memory is only 16-byte aligned).
+constexpr int64_t kWgmmaRowsPerGroup = 64, kWgmmaTileK = 64,
+                  kWgmmaAlignSlack = 1024;
 
 /// Tensor-core (mma) tiles: each warp owns `rows` tiles of 16 weight rows and
 /// the block's `mtile` rows of A as mtile / 8 tiles of 8; one K step is
@@ -246,9 +263,12 @@ constexpr int64_t kMmaRowsPerTile = 16, kMmaColsPerTile = 8, kMmaChunk = 64;
 /// Shared memory a block may use when it opts in (H100/H200: 227 KiB).
 constexpr int64_t kMaxOptinShared = 227 * 1024;
 
-/// Whether the body and layouts of `op` can use the mma and tiled kinds ("" if
-/// so).
-std::string mmaSupport(const ContractShape &c, bool aIsExtF, bool bIsCast);
+/// Whether the body and layouts of `op` can use the mma, tiled and wgmma
+/// kinds ("" if so).
+/// `kInTiles`: K must be a multiple of the 64 of a K step (not for wgmma,
+/// whose TMA copies read past K as zeros).
+std::string mmaSupport(const ContractShape &c, bool aIsExtF, bool bIsCast,
+                       bool kInTiles = true);
 ContractGeometry contractGeometry(const ContractShape &c,
                                   const ScheduleParams &s);
 

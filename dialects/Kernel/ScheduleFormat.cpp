@@ -90,8 +90,10 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
   }
   std::optional<ScheduleKind> kind = symbolizeScheduleKind(words[0]);
   if (!kind) {
-    err = "unknown schedule kind '" + words[0].str() +
-          "' (simt, mma, tiled, elementwise)";
+    err = "unknown schedule kind '" + words[0].str() + "' (";
+    for (uint32_t i = 0; i <= getMaxEnumValForScheduleKind(); ++i)
+      err += (i ? ", " : "") + stringifyScheduleKind(ScheduleKind(i)).str();
+    err += ")";
     return std::nullopt;
   }
   s.kind = *kind;

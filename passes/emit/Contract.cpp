@@ -40,7 +40,7 @@ ContractEmitter::~ContractEmitter() = default;
 LogicalResult ContractEmitter::emit() {
   unsigned numEp = op.getEpilogueInputs().size();
   unsigned numParams = 2 + numEp + 1 + (s.splitk > 1 ? 1 : 0);
-  beginKernel(numParams, 2 + numEp, s.warps * 32, s.regs);
+  beginKernel(numParams, 2 + numEp, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
   B = param(1);
   for (unsigned j = 0; j < numEp; ++j)

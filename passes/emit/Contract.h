@@ -41,6 +41,9 @@ protected:
   virtual void assignPiece(mlir::Value bz);
   /// The kind's code: its K loop, and the delivery of its outputs.
   virtual void emitBody() = 0;
+  /// How many of the first parameters (A, then B) the kind takes as TMA
+  /// tensor maps (LaunchConfig::tmaOperands says how they are encoded).
+  virtual unsigned tensorMapParams() const { return 0; }
 
   kernel::ContractOp op;
   kernel::ContractShape c;

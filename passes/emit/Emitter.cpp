@@ -34,9 +34,13 @@ SmallVector<int64_t> emit::stridesOf(ArrayRef<int64_t> shape) {
 //===----------------------------------------------------------------------===//
 
 void Emitter::beginKernel(unsigned numParams, unsigned numReadOnly,
-                          int64_t threads, int64_t maxRegs) {
+                          int64_t threads, int64_t maxRegs,
+                          unsigned numTensorMaps) {
   MLIRContext *ctx = g.b.getContext();
   SmallVector<Type> params(numParams, g.globalPtr);
+  auto generic = LLVM::LLVMPointerType::get(ctx);
+  for (unsigned i = 0; i < numTensorMaps; ++i)
+    params[i] = generic;
   auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
   func = LLVM::LLVMFuncOp::create(g.b, g.loc, name, type);
   func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), g.b.getUnitAttr());
@@ -45,7 +49,15 @@ void Emitter::beginKernel(unsigned numParams, unsigned numReadOnly,
   if (maxRegs)
     func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                   g.b.getI32IntegerAttr(int32_t(maxRegs)));
-  for (unsigned i = 0; i < numParams; ++i) {
+  for (unsigned i = 0; i < numTensorMaps; ++i) {
+    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(g.i8, 128)));
+    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    g.b.getI64IntegerAttr(64));
+    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    g.b.getUnitAttr());
+  }
+  for (unsigned i = numTensorMaps; i < numParams; ++i) {
     func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                     g.b.getUnitAttr());
     func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),

@@ -61,8 +61,12 @@ public:
   //===--------------------------------------------------------------------===//
 
   /// Creates the kernel function and positions the builder in its body.
+  /// Parameters are global pointers, the first `numReadOnly` read-only, but
+  /// for the first `numTensorMaps`: TMA descriptors, 128 bytes by value
+  /// (`.param .align 64 .b8 [128]`, grid constants: their address is what
+  /// cp.async.bulk.tensor takes).
   void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads,
-                   int64_t maxRegs);
+                   int64_t maxRegs, unsigned numTensorMaps = 0);
   void endKernel();
   mlir::Value param(unsigned i) { return func.getArgument(i); }
 

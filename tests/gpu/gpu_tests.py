@@ -215,6 +215,25 @@ def cases(quick):
     for tag, m, n, k, form, s in sched:
         nm = f"sched_{tag}_m{m}_{n}x{k}"
         cs.append((nm, woq(nm, m, n, k, form=form), ["--schedule", f"0={s}"]))
+    # The wgmma kind (sm_90a; issue 12): the M of issue 12's matrix, ragged
+    # N and K (a multiple of 16, not of the 64 of a K tile), f16, bias+silu.
+    wgmma = [
+        ("m8", 8, 4096, 4096, "bf16", "scale", "w8 r1 mt8 st8"),
+        ("m64", 64, 4096, 4096, "bf16", "scale", "w8 r1 mt64 st4"),
+        ("m96_r2", 96, 4096, 4096, "bf16", "scale", "w12 r2 mt96 st4"),
+        ("m128_ragged_n", 128, 4097, 4096, "bf16", "scale", "w12 r2 mt128 st4"),
+        ("m200_ragged_k", 200, 4096, 4112, "bf16", "scale", "w8 r1 mt200 st3"),
+        ("m256", 256, 4096, 1024, "bf16", "scale", "w8 r1 mt256 st4"),
+        ("m1000", 1000, 2048, 1024, "bf16", "scale", "w12 r2 mt128 st4"),
+        ("m1024_f16", 1024, 1024, 2048, "f16", "scale", "w12 r2 mt128 st4"),
+        ("m4096", 4096, 1024, 1024, "bf16", "scale", "w12 r2 mt192 st3"),
+        ("silu_m128", 128, 4097, 4112, "bf16", "scale_bias_silu", "w12 r2 mt128 st4"),
+        ("silu_m64_f16", 64, 1000, 2048, "f16", "scale_bias_silu", "w8 r1 mt64 st4"),
+    ]
+    for tag, m, n, k, act, epi, s in wgmma:
+        nm = f"wgmma_{tag}_{n}x{k}"
+        cs.append((nm, woq(nm, m, n, k, act=act, epilogue=epi),
+                   ["--arch", "sm_90a", "--schedule", f"0=wgmma {s}"]))
     # Symbolic batch: buckets M=1,2,4,8,16,32; a runtime M runs on the
     # smallest bucket >= M with zero-padded inputs.
     for m in [1, 3, 5, 16, 27]:
@@ -274,7 +293,9 @@ def main():
         path = os.path.join(work, f"group{gi}.graph")
         with open(path, "w") as f:
             f.write("\n".join(text for _, text, _ in group))
-        rc, out, err, secs = run_file(args.mtc, path, flags, args.timeout)
+        # The wgmma kind is new: a hang must not eat the device's time.
+        timeout = min(args.timeout, 120) if "sm_90a" in flags else args.timeout
+        rc, out, err, secs = run_file(args.mtc, path, flags, timeout)
         logs.append(f"=== {path} {' '.join(flags)} rc={rc} {secs:.1f}s\n{out}{err}")
         if rc == 2 and gi == 0 and ("CUDA driver" in err or "no CUDA device" in err):
             print(f"SKIP: no GPU: {err.strip()}")

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every kernel mtc emits for the examples, the benchmark suite and the GPU
-test matrix assembles with `ptxas -arch=sm_90` without spilling.
+test matrix assembles with ptxas for its target (sm_90, or sm_90a for the
+wgmma kind) without spilling.
 
     tests/gpu/ptxas_check.py --mtc build/bin/mtc --ptxas /usr/local/cuda/bin/ptxas
 """
@@ -48,7 +49,9 @@ def main():
             failures += 1
             continue
         for ptx in sorted(glob.glob(os.path.join(out, "*.ptx"))):
-            r = subprocess.run([args.ptxas, "-arch=sm_90", "-v", ptx, "-o", os.devnull],
+            target = re.search(r"^\.target (sm_\w+)", open(ptx).read(), re.M)
+            arch = target.group(1) if target else "sm_90"
+            r = subprocess.run([args.ptxas, f"-arch={arch}", "-v", ptx, "-o", os.devnull],
                                capture_output=True, text=True)
             log = r.stdout + r.stderr
             if r.returncode != 0:

@@ -155,8 +155,7 @@ MTC_CHECK_VALUE(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
 #undef MTC_CHECK_VALUE
 static_assert(sizeof(cu::CUtensorMap) == sizeof(::CUtensorMap) &&
               alignof(cu::CUtensorMap) == alignof(::CUtensorMap));
-static_assert(sizeof(cu::CUtensorMapDataType) ==
-              sizeof(::CUtensorMapDataType));
+static_assert(sizeof(cu::CUtensorMapDataType) == sizeof(::CUtensorMapDataType));
 static_assert(sizeof(cu::CUtensorMapSwizzle) == sizeof(::CUtensorMapSwizzle));
 
 TEST(CudaHeader, DeclarationsMatch) {

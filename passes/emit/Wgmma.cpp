@@ -1,0 +1,327 @@
+//===- Wgmma.cpp - The wgmma contraction kind (Hopper, sm_90a) ------------===//
+//
+// EXPERIMENTAL: this kind's PTX is checked by lit and ptxas-shaped by LLVM,
+// but it has not yet run on a GPU (issue 12). Nothing picks it on its own:
+// it runs only when a --schedule asks for it with --arch sm_90a.
+//
+// The product is computed transposed, out^T = W x^T, as by the other
+// tensor-core kinds: 64 weight rows (N) per consumer warpgroup are wgmma's
+// M side, taken from registers, and the block's mtile activation rows are
+// its N side (8 to 256), read from shared memory through a descriptor.
+//
+// Warpgroup 0 produces: one thread waits for a free slot of the ring of
+// `stages` K tiles (64 wide), announces the slot's bytes on its "full"
+// mbarrier and starts two TMA copies into it: the activations' box (mtile
+// rows of 64 16-bit elements, 128-byte swizzled, the canonical layout a
+// K-major wgmma operand with a 128-byte swizzle reads) and the weight's
+// (64 rows of 64 bytes per consumer, 64-byte swizzled so that the eight
+// rows a quarter warp reads hit different banks). Rows and k's beyond the
+// tensors read as zero. Warpgroups 1..rows consume: each waits for the
+// slot's "full" mbarrier, loads its weight fragments from shared memory
+// (lane (g, t) of warp w: rows 16 w + g and + 8, k's 16 j + 2 t + {0, 1,
+// 8, 9} of k-step j, in the natural k order the activations' descriptor
+// also follows), dequantizes them in registers (TensorCore.cpp), runs the
+// four m64nNk16 wgmma's of the tile, waits for them and releases the slot
+// on its "empty" mbarrier (one arrival per consumer warp). The accumulators of
+// warp w are the 16 rows 16 w + g (+ 8) of the warpgroup's 64 and columns
+// 8 i + 2 t (+ 1) of the mtile, as in mma.sync's C fragment; the epilogue
+// runs from them as in every kind.
+//
+// Shared memory, from the first 1024-aligned byte of the dynamic segment:
+// the activation tiles of every stage, the weight tiles, then a full and an
+// empty mbarrier per stage (LaunchConfig in Schedule.cpp sizes it).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/emit/Contract.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::emit;
+using namespace mtc::kernel;
+using llvm::SmallVector;
+using Pred = arith::CmpIPredicate;
+
+namespace {
+
+class WgmmaEmitter : public TensorCoreEmitter {
+public:
+  using TensorCoreEmitter::TensorCoreEmitter;
+
+private:
+  unsigned tensorMapParams() const override { return 2; }
+  void assignPiece(Value) override { piece = g.c32(0); }
+  void emitBody() override;
+
+  /// Inline PTX with side effects and no results.
+  void ptx(StringRef text, StringRef constraints, ValueRange operands = {});
+  /// `regs` (i32 for the first `ints`, f32 after) through an empty asm with
+  /// side effects: the compiler cannot move their definitions after, nor
+  /// their uses before, the side-effecting asm around it.
+  SmallVector<Value> pin(ArrayRef<Value> regs, size_t ints);
+  /// The 32-bit shared-window address of `ptr` (addrspace 3).
+  Value sharedAddress(Value ptr);
+  /// Waits until phase `parity` (i32, 0 or 1) of the mbarrier at shared
+  /// address `bar` has completed.
+  void waitParity(Value bar, Value parity);
+  /// acc += A B for one k16 step: A from the four registers `a`, B from the
+  /// shared-memory descriptor `desc` (i64).
+  void wgmma(ArrayRef<Value> a, Value desc, MutableArrayRef<Value> acc,
+             bool f16);
+};
+
+} // namespace
+
+std::unique_ptr<ContractEmitter>
+emit::createWgmmaEmitter(OpBuilder &b, ContractOp op, StringRef name,
+                         const EmitOptions &opts) {
+  return std::make_unique<WgmmaEmitter>(b, op, name, opts);
+}
+
+void WgmmaEmitter::ptx(StringRef text, StringRef constraints,
+                       ValueRange operands) {
+  LLVM::InlineAsmOp::create(g.b, g.loc, TypeRange(), operands, text,
+                            constraints, /*has_side_effects=*/true,
+                            /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                            LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+SmallVector<Value> WgmmaEmitter::pin(ArrayRef<Value> regs, size_t ints) {
+  SmallVector<Type> types;
+  std::string constraints;
+  for (size_t i = 0; i < regs.size(); ++i) {
+    types.push_back(i < ints ? g.i32 : g.f32);
+    constraints += i < ints ? "=r," : "=f,";
+  }
+  for (size_t i = 0; i < regs.size(); ++i)
+    constraints += std::to_string(i) + (i + 1 < regs.size() ? "," : "");
+  auto op = LLVM::InlineAsmOp::create(
+      g.b, g.loc, LLVM::LLVMStructType::getLiteral(g.b.getContext(), types),
+      regs, "", constraints, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> out;
+  for (size_t i = 0; i < regs.size(); ++i)
+    out.push_back(LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i));
+  return out;
+}
+
+Value WgmmaEmitter::sharedAddress(Value ptr) {
+  return g.trunc(g.i32, LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, ptr));
+}
+
+void WgmmaEmitter::waitParity(Value bar, Value parity) {
+  ptx("{\n.reg .pred p;\nmtc_wait_${:uid}:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+      "@!p bra mtc_wait_${:uid};\n}",
+      "r,r", {bar, parity});
+}
+
+void WgmmaEmitter::wgmma(ArrayRef<Value> a, Value desc,
+                         MutableArrayRef<Value> acc, bool f16) {
+  MLIRContext *ctx = g.b.getContext();
+  int64_t n = acc.size();
+  SmallVector<Type> types(n, g.f32);
+  auto resType = LLVM::LLVMStructType::getLiteral(ctx, types);
+  std::string text =
+      "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 5) + ", 0;\n" +
+      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) + "k16.f32." +
+      (f16 ? "f16.f16" : "bf16.bf16") + " {";
+  std::string constraints;
+  for (int64_t i = 0; i < n; ++i) {
+    text += (i ? ", $" : "$") + std::to_string(i);
+    constraints += "=f,";
+  }
+  text += "}, {$" + std::to_string(n) + ", $" + std::to_string(n + 1) + ", $" +
+          std::to_string(n + 2) + ", $" + std::to_string(n + 3) + "}, $" +
+          std::to_string(n + 4) + ", p, 1, 1, 0;\n}";
+  constraints += "r,r,r,r,l,r";
+  for (int64_t i = 0; i < n; ++i)
+    constraints += "," + std::to_string(i);
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.push_back(desc);
+  operands.push_back(g.c32(1)); // scale-d: accumulate
+  operands.append(acc.begin(), acc.end());
+  auto op = LLVM::InlineAsmOp::create(
+      g.b, g.loc, resType, operands, text, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+  for (int64_t i = 0; i < n; ++i)
+    acc[i] = LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i);
+}
+
+void WgmmaEmitter::emitBody() {
+  int64_t C = s.rows, MT = s.mtile, S = s.stages;
+  int64_t aTile = MT * kWgmmaTileK * ea, wTile = geo.weightTileBytes;
+  int64_t kTiles = llvm::divideCeil(K(), kWgmmaTileK);
+  bool f16 = aElem.isF16();
+
+  // The ring from the first 1024-aligned byte of dynamic shared memory.
+  Value smem = dynamicShared();
+  Value base = sharedAddress(smem);
+  Value pad = g.band(g.sub(g.c32(0), base), g.c32(kWgmmaAlignSlack - 1));
+  Value ring = g.gep(smem, g.zext64(pad));
+  Value ringAddr = g.add(base, pad);
+  auto aSlot = [&](Value slot) {
+    return g.add(ringAddr, g.mul(slot, g.c32(aTile)));
+  };
+  int64_t wFirst = S * aTile, barFirst = S * (aTile + wTile);
+  auto fullBar = [&](Value slot) {
+    return g.add(ringAddr, g.add(g.c32(barFirst), g.mul(slot, g.c32(8))));
+  };
+  auto emptyBar = [&](Value slot) {
+    return g.add(ringAddr,
+                 g.add(g.c32(barFirst + 8 * S), g.mul(slot, g.c32(8))));
+  };
+
+  // Thread 0 sets up the mbarriers: "full" completes when the producer's
+  // arrival and both copies' bytes have landed, "empty" when every
+  // consumer warpgroup has released the slot.
+  g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
+    for (int64_t st = 0; st < S; ++st) {
+      ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
+          {fullBar(g.c32(st)), g.c32(1)});
+      ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
+          {emptyBar(g.c32(st)), g.c32(4 * C)});
+    }
+    ptx("fence.mbarrier_init.release.cluster;", "");
+  });
+  g.barrier();
+
+  Value group = g.lshr(tid, g.c32(7));
+  Value nBlock = g.mul(bx, g.c32(geo.colsPerBlock));
+  Value aMap = LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, A);
+  Value wMap = LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, B);
+  auto slotOf = [&](Value kt) { return g.trunc(g.i32, g.urem(kt, g.c64(S))); };
+  auto parityOf = [&](Value kt) {
+    return g.trunc(g.i32, g.band(g.udiv(kt, g.c64(S)), g.c64(1)));
+  };
+  int64_t count = geo.accPerThread;
+
+  g.ifElse(
+      g.cmp(Pred::eq, group, g.c32(0)), TypeRange(),
+      [&]() -> SmallVector<Value> {
+        // The producer.
+        g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
+          g.forLoop(
+              g.c64(0), g.c64(kTiles), g.c64(1), ValueRange(),
+              [&](Value kt, ValueRange) -> SmallVector<Value> {
+                Value slot = slotOf(kt);
+                // Round r waits for the consumers' release of round
+                // r - 1 (round 0 passes: the phase "before" it).
+                waitParity(emptyBar(slot), g.bxor(parityOf(kt), g.c32(1)));
+                Value full = fullBar(slot);
+                ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], "
+                    "$1;",
+                    "r,r", {full, g.c32(aTile + wTile)});
+                Value k0 = g.trunc(g.i32, g.mul(kt, g.c64(kWgmmaTileK)));
+                const char *copy =
+                    "cp.async.bulk.tensor.2d.shared::cluster.global."
+                    "mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], "
+                    "[$4];";
+                ptx(copy, "r,l,r,r,r", {aSlot(slot), aMap, k0, m0, full});
+                Value wDst = g.add(
+                    ringAddr, g.add(g.c32(wFirst), g.mul(slot, g.c32(wTile))));
+                ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
+                return {};
+              });
+        });
+        return {};
+      },
+      [&]() -> SmallVector<Value> {
+        // The consumers: warpgroup 1 + c owns weight rows 64 c .. 64 c + 63
+        // of the block's tile.
+        Value c = g.sub(group, g.c32(1));
+        Value inGroup = g.band(tid, g.c32(127));
+        Value w = g.lshr(inGroup, g.c32(5));
+        Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
+        Value rowLo = g.add(g.mul(c, g.c32(kWgmmaRowsPerGroup)),
+                            g.add(g.mul(w, g.c32(16)), gi));
+        Value rowHi = g.add(rowLo, g.c32(8));
+        // Where byte `col` + 2 t of weight row `row` lies in a tile, whose
+        // 64-byte swizzle moves each 16-byte piece by bits 7-8 of its
+        // offset (tiles are 512-byte aligned, so offsets and addresses
+        // agree on those bits).
+        auto wByte = [&](Value row, int64_t col) {
+          Value off = g.add(g.mul(row, g.c32(64)),
+                            g.add(g.c32(col), g.mul(ti, g.c32(2))));
+          Value bits = g.band(g.lshr(off, g.c32(7)), g.c32(3));
+          return g.bxor(off, g.shl(bits, g.c32(4)));
+        };
+        // Offsets of this lane's bytes, the same in every tile.
+        SmallVector<Value> lo16, hi16; // [row * 4 + j]
+        for (Value row : {rowLo, rowHi})
+          for (int64_t j = 0; j < 4; ++j) {
+            lo16.push_back(wByte(row, 16 * j));
+            hi16.push_back(wByte(row, 16 * j + 8));
+          }
+
+        SmallVector<Value> acc(count, g.cf32(0));
+        acc = g.forLoop(
+            g.c64(0), g.c64(kTiles), g.c64(1), acc,
+            [&](Value kt, ValueRange iters) -> SmallVector<Value> {
+              SmallVector<Value> a(iters.begin(), iters.end());
+              Value slot = slotOf(kt);
+              waitParity(fullBar(slot), parityOf(kt));
+              Value wTileOff = g.add(g.c32(wFirst), g.mul(slot, g.c32(wTile)));
+              SmallVector<Value> words; // [row * 4 + j]
+              for (size_t i = 0; i < lo16.size(); ++i) {
+                auto half = [&](Value off) {
+                  Value p = g.gep(ring, g.zext64(g.add(wTileOff, off)));
+                  return arith::ExtUIOp::create(g.b, g.loc, g.i32,
+                                                g.load(g.i16, p, 2))
+                      .getResult();
+                };
+                words.push_back(
+                    g.bor(half(lo16[i]), g.shl(half(hi16[i]), g.c32(16))));
+              }
+              // wgmma may read registers written by other instructions
+              // only across a wgmma.fence: the fragments and the
+              // accumulators are pinned before it.
+              SmallVector<Value> regs;
+              for (int64_t j = 0; j < 4; ++j) {
+                auto [a0, a2] = dequantPairs(words[j], f16);
+                auto [a1, a3] = dequantPairs(words[4 + j], f16);
+                regs.append({a0, a1, a2, a3});
+              }
+              regs.append(a.begin(), a.end());
+              regs = pin(regs, 16);
+              a.assign(regs.begin() + 16, regs.end());
+              ptx("wgmma.fence.sync.aligned;", "");
+              Value aAddr = aSlot(slot);
+              for (int64_t j = 0; j < 4; ++j) {
+                // K-major, 128-byte swizzle: 8-row groups 1024 bytes
+                // apart; k-step j starts 32 bytes into the rows.
+                Value start = g.zext64(
+                    g.lshr(g.band(g.add(aAddr, g.c32(32 * j)), g.c32(0x3FFFF)),
+                           g.c32(4)));
+                Value desc = g.bor(start, g.c64(int64_t(1) << 16 |
+                                                int64_t(1024 >> 4) << 32 |
+                                                int64_t(1) << 62));
+                wgmma(ArrayRef<Value>(regs).slice(4 * j, 4), desc, a, f16);
+              }
+              ptx("wgmma.commit_group.sync.aligned;", "");
+              ptx("wgmma.wait_group.sync.aligned 0;", "");
+              // The accumulators are read only after the wait.
+              a = pin(a, 0);
+              // Each consumer warp releases the slot once its wgmma's are
+              // done (its lanes' weight loads fed them).
+              g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
+                ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
+                    {emptyBar(slot)});
+              });
+              return a;
+            });
+
+        // Accumulator 4 i + q: weight row g (+ 8 for q >= 2), activation
+        // row 8 i + 2 t (+ 1 for odd q).
+        Value nWarp = g.add(nBlock, rowLo);
+        Value mLane = g.add(m0, g.mul(ti, g.c32(2)));
+        for (int64_t j = 0; j < count; ++j) {
+          int64_t i = j / 4, q = j % 4;
+          Value n = g.add(nWarp, g.c32(q >= 2 ? 8 : 0));
+          Value m = g.add(mLane, g.c32(8 * i + (q & 1)));
+          deliver(m, n, acc[j]);
+        }
+        return {};
+      });
+}
