@@ -90,6 +90,17 @@ def run(cmd, timeout):
     return p, time.time() - start
 
 
+def schedule_flags(args, m):
+    """mtc flags for batch size m from --schedule M:SCHEDULE (a wgmma
+    schedule compiles for sm_90a)."""
+    for entry in args.schedule:
+        em, _, s = entry.partition(":")
+        if int(em) == m:
+            arch = ["--arch", "sm_90a"] if s.startswith("wgmma") else []
+            return ["--schedule", f"0={s}"] + arch
+    return []
+
+
 def tuned_shapes(args, m, shapes):
     """Shapes whose mtc kernels are autotuned at batch size m (--tune-spec)."""
     out = set()
@@ -127,10 +138,11 @@ def bench_mtc(args, rec, ms, shapes, deadline):
         path = os.path.join(work, f"woq_m{m}.graph")
         with open(path, "w") as f:
             f.write("\n".join(graph_text(m, n, k) for n, k in shapes))
-        tuned = tuned_shapes(args, m, shapes)
+        fixed = schedule_flags(args, m)
+        tuned = set() if fixed else tuned_shapes(args, m, shapes)
         names = {(n, k): f"woq_m{m}_{n}x{k}" for n, k in shapes}
         groups = [(["--tune"], [names[s] for s in shapes if s in tuned]),
-                  ([], [names[s] for s in shapes if s not in tuned])]
+                  (fixed, [names[s] for s in shapes if s not in tuned])]
         tune_info = {}
         if tuned:
             sel = sum((["--graph", g] for g in groups[0][1]), [])
@@ -178,12 +190,12 @@ def bench_mtc(args, rec, ms, shapes, deadline):
                 ti = tune_info.get(name, {})
                 rec.add(system="mtc", m=m, n=n, k=k, us=kern["median_us"],
                         err=err, ok=ok, schedule=kern["schedule"],
-                        tuned=bool(flags),
+                        tuned="--tune" in flags,
                         compile_s=ti.get("tune_seconds"),
                         heuristic_us=ti.get("heuristic_us"),
                         registers=kern.get("registers"))
                 log(f"  mtc M={m} {n}x{k}: {kern['median_us']:.2f} us "
-                    f"[{kern['schedule']}]{' tuned' if flags else ''} "
+                    f"[{kern['schedule']}]{' tuned' if '--tune' in flags else ''} "
                     f"err {err:.2e} {'ok' if ok else 'FAIL'}")
 
 
@@ -443,6 +455,12 @@ def main():
     ap.add_argument("--tune-spec", default="1:all",
                     help="which mtc kernels are autotuned: comma list of "
                          "M:all or M:NxK, M may be *")
+    ap.add_argument("--schedule", action="append", default=[],
+                    metavar="M:SCHEDULE",
+                    help="run mtc at batch size M with this schedule on "
+                         "every shape instead of tuning or the heuristic "
+                         "(e.g. '128:wgmma w12 r2 mt128 st4', which "
+                         "compiles for sm_90a); repeatable")
     ap.add_argument("--inductor-ms", default="1,16",
                     help="M values for the Inductor modes on every shape "
                          "(8192x8192 runs at every M)")

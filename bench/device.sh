@@ -213,6 +213,7 @@ cmd_points() {
     case $m in '' | \#*) continue ;; esac
     args=()
     [ "$s" = heuristic ] || args=(--schedule "0=$s")
+    case $s in wgmma*) args+=(--arch sm_90a) ;; esac
     [ -z "$replays" ] || args+=(--replays "$replays")
     if t=$(timeout "$limit" "$MTC" bench "bench/graphs/woq_m$m.graph" \
           --graph "woq_m${m}_$shape" ${args[@]+"${args[@]}"} --json \
