@@ -21,8 +21,10 @@
 // (lane (g, t) of warp w: rows 16 w + g and + 8, k's 16 j + 2 t + {0, 1,
 // 8, 9} of k-step j, in the natural k order the activations' descriptor
 // also follows), dequantizes them in registers (TensorCore.cpp), runs the
-// four m64nNk16 wgmma's of the tile, waits for them and releases the slot
-// on its "empty" mbarrier (one arrival per consumer warp). The accumulators of
+// four m64nNk16 wgmma's of the tile, and once they are issued waits for
+// the previous tile's and releases that slot on its "empty" mbarrier (one
+// arrival per consumer warp), so a tile's wgmma's run while the next tile
+// is converted. The accumulators of
 // warp w are the 16 rows 16 w + g (+ 8) of the warpgroup's 64 and columns
 // 8 i + 2 t (+ 1) of the mtile, as in mma.sync's C fragment; the epilogue
 // runs from them as in every kind.
@@ -255,7 +257,8 @@ void WgmmaEmitter::emitBody() {
             hi16.push_back(wByte(row, 16 * j + 8));
           }
 
-        SmallVector<Value> acc(count, g.cf32(0));
+        // The zeroed accumulators are written before the first fence.
+        SmallVector<Value> acc = pin(SmallVector<Value>(count, g.cf32(0)), 0);
         acc = g.forLoop(
             g.c64(0), g.c64(kTiles), g.c64(1), acc,
             [&](Value kt, ValueRange iters) -> SmallVector<Value> {
@@ -275,17 +278,16 @@ void WgmmaEmitter::emitBody() {
                     g.bor(half(lo16[i]), g.shl(half(hi16[i]), g.c32(16))));
               }
               // wgmma may read registers written by other instructions
-              // only across a wgmma.fence: the fragments and the
-              // accumulators are pinned before it.
+              // only across a wgmma.fence: the fragments are pinned
+              // before it. (The accumulators are touched by nothing but
+              // wgmma's of one shape until the loop ends.)
               SmallVector<Value> regs;
               for (int64_t j = 0; j < 4; ++j) {
                 auto [a0, a2] = dequantPairs(words[j], f16);
                 auto [a1, a3] = dequantPairs(words[4 + j], f16);
                 regs.append({a0, a1, a2, a3});
               }
-              regs.append(a.begin(), a.end());
               regs = pin(regs, 16);
-              a.assign(regs.begin() + 16, regs.end());
               ptx("wgmma.fence.sync.aligned;", "");
               Value aAddr = aSlot(slot);
               for (int64_t j = 0; j < 4; ++j) {
@@ -300,17 +302,23 @@ void WgmmaEmitter::emitBody() {
                 wgmma(ArrayRef<Value>(regs).slice(4 * j, 4), desc, a, f16);
               }
               ptx("wgmma.commit_group.sync.aligned;", "");
-              ptx("wgmma.wait_group.sync.aligned 0;", "");
-              // The accumulators are read only after the wait.
-              a = pin(a, 0);
-              // Each consumer warp releases the slot once its wgmma's are
-              // done (its lanes' weight loads fed them).
-              g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
-                ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
-                    {emptyBar(slot)});
-              });
+              // Tile kt - 1's wgmma's are done once at most this tile's
+              // are in flight: its slot goes back to the producer (each
+              // consumer warp arrives; its lanes' weight loads fed them),
+              // while tile kt's run on into the next tile's conversion.
+              ptx("wgmma.wait_group.sync.aligned 1;", "");
+              g.ifThen(g.andi(g.cmp(Pred::eq, lane, g.c32(0)),
+                              g.cmp(Pred::ugt, kt, g.c64(0))),
+                       [&] {
+                         Value prev = slotOf(g.sub(kt, g.c64(1)));
+                         ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
+                             {emptyBar(prev)});
+                       });
               return a;
             });
+        // The accumulators are read only after the last wgmma's are done.
+        ptx("wgmma.wait_group.sync.aligned 0;", "");
+        acc = pin(acc, 0);
 
         // Accumulator 4 i + q: weight row g (+ 8 for q >= 2), activation
         // row 8 i + 2 t (+ 1 for odd q).
