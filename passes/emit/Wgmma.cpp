@@ -177,7 +177,9 @@ void WgmmaEmitter::emitBody() {
 
   // Thread 0 sets up the mbarriers: "full" completes when the producer's
   // arrival and both copies' bytes have landed, "empty" when every
-  // consumer warpgroup has released the slot.
+  // consumer warp has released the slot. The fences make the initialised
+  // barriers visible to the TMA unit (the async proxy) before anyone uses
+  // them.
   g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
     for (int64_t st = 0; st < S; ++st) {
       ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
@@ -185,6 +187,7 @@ void WgmmaEmitter::emitBody() {
       ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
           {emptyBar(g.c32(st)), g.c32(4 * C)});
     }
+    ptx("fence.proxy.async.shared::cta;", "");
     ptx("fence.mbarrier_init.release.cluster;", "");
   });
   g.barrier();
