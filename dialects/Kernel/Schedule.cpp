@@ -236,10 +236,12 @@ static std::string checkWgmmaSchedule(const ContractShape &c,
            "warpgroup and rows consumer warpgroups (warps " +
            std::to_string(4 * (s.rows + 1)) + " for rows " +
            std::to_string(s.rows) + ")";
-  if (s.kwarps != 1 || s.unroll != 1 || s.mwarps != 1 || s.splitk != 1 ||
-      s.vec != 16)
-    return "wgmma schedules take kwarps, unroll, mwarps and splitk 1 and vec "
-           "16";
+  if (s.kwarps != 1 || s.unroll != 1 || s.mwarps != 1 || s.vec != 16)
+    return "wgmma schedules take kwarps, unroll and mwarps 1 and vec 16";
+  int64_t kTiles = llvm::divideCeil(c.k, kWgmmaTileK);
+  if (!isPow2In(s.splitk, 1, 64) || s.splitk > kTiles)
+    return "wgmma splitk must be a power of two in [1, 64] and at most the " +
+           std::to_string(kTiles) + " K tiles of 64";
   if (s.stages < 2 || s.stages > 8)
     return "stages must be in [2, 8]";
   if (s.mtile < 8 || s.mtile > 256 || s.mtile % 8)

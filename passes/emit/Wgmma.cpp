@@ -51,7 +51,7 @@ public:
 
 private:
   unsigned tensorMapParams() const override { return 2; }
-  void assignPiece(Value) override { piece = g.c32(0); }
+  void assignPiece(Value bz) override { piece = bz; }
   void emitBody() override;
 
   /// Inline PTX with side effects and no results.
@@ -156,6 +156,8 @@ void WgmmaEmitter::emitBody() {
   int64_t aTile = MT * kWgmmaTileK * ea, wTile = geo.weightTileBytes;
   int64_t kTiles = llvm::divideCeil(K(), kWgmmaTileK);
   bool f16 = aElem.isF16();
+  // This block's K tiles (all of them, or its split-K piece's).
+  auto [tBegin, tEnd] = pieceRange(kTiles);
 
   // The ring from the first 1024-aligned byte of dynamic shared memory.
   Value smem = dynamicShared();
@@ -196,9 +198,31 @@ void WgmmaEmitter::emitBody() {
   Value nBlock = g.mul(bx, g.c32(geo.colsPerBlock));
   Value aMap = LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, A);
   Value wMap = LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, B);
-  auto slotOf = [&](Value kt) { return g.trunc(g.i32, g.urem(kt, g.c64(S))); };
+  // Tile kt is the block's (kt - tBegin)-th: its slot and its round's
+  // parity.
+  auto slotOf = [&](Value kt) {
+    return g.trunc(g.i32, g.urem(g.sub(kt, tBegin), g.c64(S)));
+  };
   auto parityOf = [&](Value kt) {
-    return g.trunc(g.i32, g.band(g.udiv(kt, g.c64(S)), g.c64(1)));
+    return g.trunc(g.i32,
+                   g.band(g.udiv(g.sub(kt, tBegin), g.c64(S)), g.c64(1)));
+  };
+  // Consumer warpgroup 1 + c owns weight rows 64 c .. 64 c + 63 of the
+  // block's tile; lane (g, t) of its warp w, rows 16 w + g and + 8.
+  Value isConsumer = g.cmp(Pred::ne, group, g.c32(0));
+  Value c = g.sub(group, g.c32(1));
+  Value w = g.lshr(g.band(tid, g.c32(127)), g.c32(5));
+  Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
+  Value rowLo = g.add(g.mul(c, g.c32(kWgmmaRowsPerGroup)),
+                      g.add(g.mul(w, g.c32(16)), gi));
+  Value rowHi = g.add(rowLo, g.c32(8));
+  // Accumulator 4 i + q: weight row g (+ 8 for q >= 2), activation row
+  // 8 i + 2 t (+ 1 for odd q).
+  Value nWarp = g.add(nBlock, rowLo);
+  Value mLane = g.add(m0, g.mul(ti, g.c32(2)));
+  auto nOf = [&](int64_t j) { return g.add(nWarp, g.c32(j % 4 >= 2 ? 8 : 0)); };
+  auto mOf = [&](int64_t j) {
+    return g.add(mLane, g.c32(8 * (j / 4) + (j % 4 & 1)));
   };
   int64_t count = geo.accPerThread;
 
@@ -208,7 +232,7 @@ void WgmmaEmitter::emitBody() {
         // The producer.
         g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
           g.forLoop(
-              g.c64(0), g.c64(kTiles), g.c64(1), ValueRange(),
+              tBegin, tEnd, g.c64(1), ValueRange(),
               [&](Value kt, ValueRange) -> SmallVector<Value> {
                 Value slot = slotOf(kt);
                 // Round r waits for the consumers' release of round
@@ -233,15 +257,7 @@ void WgmmaEmitter::emitBody() {
         return {};
       },
       [&]() -> SmallVector<Value> {
-        // The consumers: warpgroup 1 + c owns weight rows 64 c .. 64 c + 63
-        // of the block's tile.
-        Value c = g.sub(group, g.c32(1));
-        Value inGroup = g.band(tid, g.c32(127));
-        Value w = g.lshr(inGroup, g.c32(5));
-        Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
-        Value rowLo = g.add(g.mul(c, g.c32(kWgmmaRowsPerGroup)),
-                            g.add(g.mul(w, g.c32(16)), gi));
-        Value rowHi = g.add(rowLo, g.c32(8));
+        // The consumers.
         // Where byte `col` + 2 t of weight row `row` lies in a tile, whose
         // 64-byte swizzle moves each 16-byte piece by bits 7-8 of its
         // offset (tiles are 512-byte aligned, so offsets and addresses
@@ -263,7 +279,7 @@ void WgmmaEmitter::emitBody() {
         // The zeroed accumulators are written before the first fence.
         SmallVector<Value> acc = pin(SmallVector<Value>(count, g.cf32(0)), 0);
         acc = g.forLoop(
-            g.c64(0), g.c64(kTiles), g.c64(1), acc,
+            tBegin, tEnd, g.c64(1), acc,
             [&](Value kt, ValueRange iters) -> SmallVector<Value> {
               SmallVector<Value> a(iters.begin(), iters.end());
               Value slot = slotOf(kt);
@@ -311,7 +327,7 @@ void WgmmaEmitter::emitBody() {
               // while tile kt's run on into the next tile's conversion.
               ptx("wgmma.wait_group.sync.aligned 1;", "");
               g.ifThen(g.andi(g.cmp(Pred::eq, lane, g.c32(0)),
-                              g.cmp(Pred::ugt, kt, g.c64(0))),
+                              g.cmp(Pred::ugt, kt, tBegin)),
                        [&] {
                          Value prev = slotOf(g.sub(kt, g.c64(1)));
                          ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
@@ -323,16 +339,12 @@ void WgmmaEmitter::emitBody() {
         ptx("wgmma.wait_group.sync.aligned 0;", "");
         acc = pin(acc, 0);
 
-        // Accumulator 4 i + q: weight row g (+ 8 for q >= 2), activation
-        // row 8 i + 2 t (+ 1 for odd q).
-        Value nWarp = g.add(nBlock, rowLo);
-        Value mLane = g.add(m0, g.mul(ti, g.c32(2)));
-        for (int64_t j = 0; j < count; ++j) {
-          int64_t i = j / 4, q = j % 4;
-          Value n = g.add(nWarp, g.c32(q >= 2 ? 8 : 0));
-          Value m = g.add(mLane, g.c32(8 * i + (q & 1)));
-          deliver(m, n, acc[j]);
-        }
+        // Each output to the epilogue, or (split-K) into the workspace.
+        for (int64_t j = 0; j < count; ++j)
+          deliver(mOf(j), nOf(j), acc[j]);
         return {};
       });
+  // Split-K: every thread of the block meets here; the last block to
+  // arrive runs the epilogue on the totals.
+  splitKFinish(count, [&](int64_t) { return isConsumer; }, mOf, nOf);
 }

@@ -229,6 +229,8 @@ def cases(quick):
         ("m4096", 4096, 1024, 1024, "bf16", "scale", "w12 r2 mt192 st3"),
         ("silu_m128", 128, 4097, 4112, "bf16", "scale_bias_silu", "w12 r2 mt128 st4"),
         ("silu_m64_f16", 64, 1000, 2048, "f16", "scale_bias_silu", "w8 r1 mt64 st4"),
+        ("m128_sk4", 128, 4096, 4096, "bf16", "scale", "w12 r2 mt128 st4 sk4"),
+        ("silu_m64_sk2", 64, 4097, 4112, "bf16", "scale_bias_silu", "w8 r1 mt64 st3 sk2"),
     ]
     for tag, m, n, k, act, epi, s in wgmma:
         nm = f"wgmma_{tag}_{n}x{k}"
