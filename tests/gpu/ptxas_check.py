@@ -64,6 +64,11 @@ def main():
                 if m.group(1) != "0" or m.group(2) != "0":
                     print(f"FAIL {name}/{os.path.basename(ptx)}: {m.group(0)}")
                     failures += 1
+            # The experimental sm_90a kernels: their registers, for the log.
+            if arch == "sm_90a":
+                for m in re.finditer(r"Used (\d+) registers", log):
+                    print(f"{name} ({' '.join(flags)}): {m.group(1)} registers, "
+                          "no spills")
     print(f"{len(inputs)} graph files, {kernels} kernels assembled, {failures} failures")
     return 1 if failures else 0
 
