@@ -1,8 +1,9 @@
 //===- Wgmma.cpp - The wgmma contraction kind (Hopper, sm_90a) ------------===//
 //
-// EXPERIMENTAL: this kind's PTX is checked by lit and ptxas-shaped by LLVM,
-// but it has not yet run on a GPU (issue 12). Nothing picks it on its own:
-// it runs only when a --schedule asks for it with --arch sm_90a.
+// EXPERIMENTAL: this kind's PTX is checked by lit, and ptxas assembles it
+// for sm_90a without spills, but it has not yet run on a GPU (issue 12).
+// Nothing picks it on its own: it runs only when a --schedule asks for it
+// with --arch sm_90a.
 //
 // The product is computed transposed, out^T = W x^T, as by the other
 // tensor-core kinds: 64 weight rows (N) per consumer warpgroup are wgmma's
@@ -24,10 +25,10 @@
 // four m64nNk16 wgmma's of the tile, and once they are issued waits for
 // the previous tile's and releases that slot on its "empty" mbarrier (one
 // arrival per consumer warp), so a tile's wgmma's run while the next tile
-// is converted. The accumulators of
-// warp w are the 16 rows 16 w + g (+ 8) of the warpgroup's 64 and columns
-// 8 i + 2 t (+ 1) of the mtile, as in mma.sync's C fragment; the epilogue
-// runs from them as in every kind.
+// is converted. The accumulators of warp w are the 16 rows 16 w + g (+ 8)
+// of the warpgroup's 64 and columns 8 i + 2 t (+ 1) of the mtile, as in
+// mma.sync's C fragment; the epilogue, and split-K across blocks, run from
+// them as in every kind.
 //
 // Shared memory, from the first 1024-aligned byte of the dynamic segment:
 // the activation tiles of every stage, the weight tiles, then a full and an
