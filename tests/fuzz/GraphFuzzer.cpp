@@ -14,8 +14,9 @@
 //
 // Comment lines `#!schedule K=SCHEDULE` are what `--schedule K=SCHEDULE` is
 // to `mtc compile`: they reach the emitters' paths that no heuristic schedule
-// takes (split K, warps splitting K, narrow vectors, mma tiles). A schedule
-// that does not fit its kernel is the one error allowed then (InputError).
+// takes (split K, warps splitting K, narrow vectors, mma tiles, the wgmma
+// kind, which compiles for sm_90a). A schedule that does not fit its kernel
+// is the one error allowed then (InputError).
 //
 // Byte-level mutations mostly break the lexer, so a custom mutator also
 // mutates whole tokens: dimension literals become interesting sizes, op and
@@ -351,6 +352,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CompileOptions compile;
     compile.sourceName = "fuzz.graph";
     compile.schedules = schedules;
+    // A wgmma schedule compiles for the GPUs that have wgmma.
+    for (const auto &[index, s] : schedules)
+      if (s.kind == kernel::ScheduleKind::wgmma)
+        compile.arch = "sm_90a";
     compiling = true;
     compileDiagnostics.clear();
     llvm::Expected<CompiledGraph> compiled = compileGraph(func, compile);
