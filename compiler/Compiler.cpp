@@ -193,10 +193,10 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
       map.dims = {kDim, type.getNumElements() / kDim};
       map.strides = {kDim * dtypeBytes(*dtypeOf(type.getElementType()))};
       map.box = {t.boxK, t.boxRows};
-      map.swizzle = t.swizzleBytes == 128  ? TensorMapInfo::Swizzle::B128
-                    : t.swizzleBytes == 64 ? TensorMapInfo::Swizzle::B64
-                    : t.swizzleBytes == 32 ? TensorMapInfo::Swizzle::B32
-                                           : TensorMapInfo::Swizzle::None;
+      std::optional<TensorMapInfo::Swizzle> swizzle =
+          TensorMapInfo::swizzleOfBytes(t.swizzleBytes);
+      assert(swizzle && "launch geometry asks for a swizzle TMA lacks");
+      map.swizzle = *swizzle;
       map.l2Promotion = TensorMapInfo::L2Promotion::B256;
       k.tensorMaps.push_back(std::move(map));
     }

@@ -7,6 +7,8 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -32,8 +34,11 @@ using namespace llvm;
 namespace mtc {
 
 bool isSupportedArch(StringRef arch) {
-  return arch == "sm_80" || arch == "sm_89" || arch == "sm_90" ||
-         arch == "sm_90a";
+  return llvm::is_contained(kArchs, arch);
+}
+
+std::string supportedArchs() {
+  return llvm::join(std::begin(kArchs), std::end(kArchs), ", ");
 }
 
 void registerTranslations(mlir::DialectRegistry &registry) {
@@ -56,7 +61,7 @@ Expected<PtxResult> emitPtx(mlir::ModuleOp module, StringRef arch) {
   });
   if (!isSupportedArch(arch))
     return fail("unsupported architecture '" + arch +
-                "' (supported: " + kSupportedArchs + ")");
+                "' (supported: " + supportedArchs() + ")");
 
   LLVMContext llvmCtx;
   std::unique_ptr<Module> llvmModule =

@@ -15,9 +15,11 @@
 
 namespace mtc {
 
-/// Architectures mtc emits PTX for.
+/// Architectures mtc emits PTX for (sm_90a: sm_90 with wgmma and TMA).
+inline constexpr const char *kArchs[] = {"sm_80", "sm_89", "sm_90", "sm_90a"};
 bool isSupportedArch(llvm::StringRef arch);
-constexpr const char *kSupportedArchs = "sm_80, sm_89, sm_90, sm_90a";
+/// "sm_80, sm_89, sm_90, sm_90a".
+std::string supportedArchs();
 
 struct PtxResult {
   std::string llvmIR; // optimized LLVM IR, as fed to the backend

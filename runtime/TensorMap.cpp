@@ -14,47 +14,36 @@ using namespace llvm;
 
 namespace mtc {
 
-StringRef swizzleName(TensorMapInfo::Swizzle s) {
-  switch (s) {
-  case TensorMapInfo::Swizzle::None:
-    return "none";
-  case TensorMapInfo::Swizzle::B32:
-    return "32B";
-  case TensorMapInfo::Swizzle::B64:
-    return "64B";
-  case TensorMapInfo::Swizzle::B128:
-    return "128B";
-  }
-  return "?";
+/// "none" or "<bytes>B".
+static std::string bytesName(int64_t bytes) {
+  return bytes ? std::to_string(bytes) + "B" : "none";
 }
 
-StringRef l2PromotionName(TensorMapInfo::L2Promotion p) {
-  switch (p) {
-  case TensorMapInfo::L2Promotion::None:
-    return "none";
-  case TensorMapInfo::L2Promotion::B64:
-    return "64B";
-  case TensorMapInfo::L2Promotion::B128:
-    return "128B";
-  case TensorMapInfo::L2Promotion::B256:
-    return "256B";
-  }
-  return "?";
+static std::string swizzleName(TensorMapInfo::Swizzle s) {
+  return bytesName(TensorMapInfo::kSwizzleBytes[size_t(s)]);
 }
 
-/// The bytes a swizzle pattern spans (0: none).
-static int64_t swizzleSpan(TensorMapInfo::Swizzle s) {
-  switch (s) {
-  case TensorMapInfo::Swizzle::None:
-    return 0;
-  case TensorMapInfo::Swizzle::B32:
-    return 32;
-  case TensorMapInfo::Swizzle::B64:
-    return 64;
-  case TensorMapInfo::Swizzle::B128:
-    return 128;
+std::optional<TensorMapInfo::Swizzle>
+TensorMapInfo::swizzleOfBytes(int64_t bytes) {
+  for (size_t i = 0; i < std::size(kSwizzleBytes); ++i)
+    if (kSwizzleBytes[i] == bytes)
+      return Swizzle(i);
+  return std::nullopt;
+}
+
+/// The index of `name` among the names of `bytes`, and the message's list
+/// of them ("none, 32B, 64B or 128B").
+template <size_t N>
+static std::optional<size_t> modeNamed(std::optional<StringRef> name,
+                                       const int64_t (&bytes)[N],
+                                       std::string &list) {
+  std::optional<size_t> found;
+  for (size_t i = 0; i < N; ++i) {
+    list += (i == 0 ? "" : i + 1 < N ? ", " : " or ") + bytesName(bytes[i]);
+    if (name && *name == bytesName(bytes[i]))
+      found = i;
   }
-  return 0;
+  return found;
 }
 
 int64_t TensorMapInfo::extentBytes(unsigned elementBytes) const {
@@ -92,16 +81,16 @@ std::string TensorMapInfo::invalidReason(unsigned elementBytes) const {
     return fmt::format("the box's inner side is {} bytes, not a multiple of "
                        "16",
                        inner);
-  if (int64_t span = swizzleSpan(swizzle); span && inner > span)
+  if (int64_t span = kSwizzleBytes[size_t(swizzle)]; span && inner > span)
     return fmt::format("the box's inner side is {} bytes, more than the {} "
                        "swizzle spans",
-                       inner, swizzleName(swizzle).str());
+                       inner, swizzleName(swizzle));
   return "";
 }
 
 std::string TensorMapInfo::str() const {
   return fmt::format("dims [{}], box [{}], swizzle {}", fmt::join(dims, ", "),
-                     fmt::join(box, ", "), swizzleName(swizzle).str());
+                     fmt::join(box, ", "), swizzleName(swizzle));
 }
 
 static json::Array toArray(const std::vector<int64_t> &v) {
@@ -112,12 +101,13 @@ static json::Array toArray(const std::vector<int64_t> &v) {
 }
 
 json::Value TensorMapInfo::toJSON() const {
-  return json::Object{{"param", int64_t(param)},
-                      {"dims", toArray(dims)},
-                      {"strides", toArray(strides)},
-                      {"box", toArray(box)},
-                      {"swizzle", swizzleName(swizzle)},
-                      {"l2_promotion", l2PromotionName(l2Promotion)}};
+  return json::Object{
+      {"param", int64_t(param)},
+      {"dims", toArray(dims)},
+      {"strides", toArray(strides)},
+      {"box", toArray(box)},
+      {"swizzle", swizzleName(swizzle)},
+      {"l2_promotion", bytesName(kL2PromotionBytes[size_t(l2Promotion)])}};
 }
 
 Expected<TensorMapInfo> TensorMapInfo::fromJSON(const json::Value &v) {
@@ -149,23 +139,20 @@ Expected<TensorMapInfo> TensorMapInfo::fromJSON(const json::Value &v) {
     if (!ints(key, *out))
       return bad(Twine("the tensor map of parameter ") + Twine(t.param) +
                  " has no integer list '" + key + "'");
-  std::optional<StringRef> sw = o->getString("swizzle");
-  std::optional<StringRef> l2 = o->getString("l2_promotion");
-  bool found = false;
-  for (Swizzle s : {Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128})
-    if (sw && *sw == swizzleName(s))
-      t.swizzle = s, found = true;
-  if (!found)
+  std::string list;
+  std::optional<size_t> sw =
+      modeNamed(o->getString("swizzle"), kSwizzleBytes, list);
+  if (!sw)
     return bad(Twine("the tensor map of parameter ") + Twine(t.param) +
-               " has no swizzle (none, 32B, 64B or 128B)");
-  found = false;
-  for (L2Promotion p : {L2Promotion::None, L2Promotion::B64, L2Promotion::B128,
-                        L2Promotion::B256})
-    if (l2 && *l2 == l2PromotionName(p))
-      t.l2Promotion = p, found = true;
-  if (!found)
+               " has no swizzle (" + list + ")");
+  t.swizzle = Swizzle(*sw);
+  list.clear();
+  std::optional<size_t> l2 =
+      modeNamed(o->getString("l2_promotion"), kL2PromotionBytes, list);
+  if (!l2)
     return bad(Twine("the tensor map of parameter ") + Twine(t.param) +
-               " has no l2_promotion (none, 64B, 128B or 256B)");
+               " has no l2_promotion (" + list + ")");
+  t.l2Promotion = L2Promotion(*l2);
   return t;
 }
 

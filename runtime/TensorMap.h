@@ -35,8 +35,14 @@ namespace mtc {
 /// A tiled view of a kernel parameter's buffer, with the buffer's element
 /// type; out-of-range elements of a box read as zero.
 struct TensorMapInfo {
+  /// Both name a number of bytes (the driver's order): a swizzle's span, an
+  /// L2 promotion's size; the manifest writes "none" or "<bytes>B".
   enum class Swizzle { None, B32, B64, B128 };
   enum class L2Promotion { None, B64, B128, B256 };
+  static constexpr int64_t kSwizzleBytes[] = {0, 32, 64, 128};
+  static constexpr int64_t kL2PromotionBytes[] = {0, 64, 128, 256};
+  /// The swizzle spanning `bytes` (0: none), if there is one.
+  static std::optional<Swizzle> swizzleOfBytes(int64_t bytes);
   /// The most dimensions, and the largest box side, CUDA allows.
   static constexpr size_t kMaxRank = 5;
   static constexpr int64_t kMaxBox = 256;
@@ -61,9 +67,6 @@ struct TensorMapInfo {
   /// Reads a "tensor_maps" entry; the message says what is wrong.
   static llvm::Expected<TensorMapInfo> fromJSON(const llvm::json::Value &v);
 };
-
-llvm::StringRef swizzleName(TensorMapInfo::Swizzle s);
-llvm::StringRef l2PromotionName(TensorMapInfo::L2Promotion p);
 
 } // namespace mtc
 

@@ -220,6 +220,23 @@ static std::string checkTiledSchedule(const ContractShape &c,
   return "";
 }
 
+/// Whether the launch `s` implies fits a block: the kinds that stage tiles
+/// in dynamic shared memory may opt in to 227 KiB, the others have 48 KiB.
+static std::string checkLaunchFits(const ContractShape &c,
+                                   const ScheduleParams &s) {
+  LaunchConfig l = contractLaunchConfig(c, s);
+  bool staged = s.kind == ScheduleKind::tiled || s.kind == ScheduleKind::wgmma;
+  if (staged && l.sharedBytes() > kMaxOptinShared)
+    return "needs " + std::to_string(l.sharedBytes()) +
+           " bytes of shared memory (limit 227 KiB)";
+  if (!staged && l.sharedBytes() > kMaxStaticShared)
+    return "needs " + std::to_string(l.sharedBytes()) +
+           " bytes of shared memory (limit 48 KiB)";
+  if (l.grid[0] > (int64_t(1) << 31) - 1)
+    return "grid too large";
+  return "";
+}
+
 /// The wgmma kind: a producer warpgroup and `rows` consumer warpgroups, each
 /// multiplying 64 weight rows by the block's mtile rows of A, K tiles of 64
 /// through `stages` shared buffers filled by TMA. A's box is 64 k's of
@@ -287,13 +304,7 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
       return e;
     if (std::string e = checkRegs(s); !e.empty())
       return e;
-    LaunchConfig l = contractLaunchConfig(c, s);
-    if (l.sharedBytes() > kMaxOptinShared)
-      return "needs " + std::to_string(l.sharedBytes()) +
-             " bytes of shared memory (limit 227 KiB)";
-    if (l.grid[0] > (int64_t(1) << 31) - 1)
-      return "grid too large";
-    return "";
+    return checkLaunchFits(c, s);
   }
   if (!isPow2In(s.warps, 1, 32))
     return "warps must be a power of two in [1, 32]";
@@ -359,18 +370,7 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
            "); it would spill";
-  LaunchConfig l = contractLaunchConfig(c, s);
-  if (s.kind == ScheduleKind::tiled) {
-    if (l.sharedBytes() > kMaxOptinShared)
-      return "needs " + std::to_string(l.sharedBytes()) +
-             " bytes of shared memory (limit 227 KiB)";
-  } else if (l.sharedBytes() > kMaxStaticShared) {
-    return "needs " + std::to_string(l.sharedBytes()) +
-           " bytes of shared memory (limit 48 KiB)";
-  }
-  if (l.grid[0] > (int64_t(1) << 31) - 1)
-    return "grid too large";
-  return "";
+  return checkLaunchFits(c, s);
 }
 
 std::string mtc::kernel::checkElementwiseSchedule(int64_t numElements,

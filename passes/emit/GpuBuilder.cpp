@@ -120,6 +120,30 @@ Value GpuBuilder::prmt(Value lo, Value hi, uint32_t selector) {
                                  NVVM::PermuteMode::DEFAULT);
 }
 
+SmallVector<Value> GpuBuilder::inlinePtx(TypeRange results, StringRef text,
+                                         StringRef constraints,
+                                         ValueRange operands,
+                                         bool sideEffects) {
+  // Several outputs come back as one struct.
+  Type type;
+  if (results.size() == 1)
+    type = results.front();
+  else if (!results.empty())
+    type = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                            SmallVector<Type>(results));
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, type ? TypeRange(type) : TypeRange(), operands, text, constraints,
+      sideEffects, /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> out;
+  if (results.size() == 1)
+    out.push_back(op.getResult(0));
+  else
+    for (size_t i = 0; i < results.size(); ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(0), i));
+  return out;
+}
+
 Value GpuBuilder::shflXor(Value v, int laneMask) {
   return NVVM::ShflOp::create(b, loc, v.getType(), c32(-1), v, c32(laneMask),
                               c32(0x1f), NVVM::ShflKind::bfly, UnitAttr());

@@ -68,6 +68,15 @@ public:
   /// `word` selects bytes of {hi, lo} (prmt.b32).
   mlir::Value prmt(mlir::Value lo, mlir::Value hi, uint32_t selector);
 
+  /// Inline PTX `text` (operands $0.. in LLVM's constraint syntax:
+  /// outputs first, then `operands`): one value per type of `results`.
+  /// With `sideEffects` the asm keeps its place among the other such asms.
+  llvm::SmallVector<mlir::Value> inlinePtx(mlir::TypeRange results,
+                                           llvm::StringRef text,
+                                           llvm::StringRef constraints,
+                                           mlir::ValueRange operands,
+                                           bool sideEffects);
+
   // Warp and block.
   mlir::Value shflXor(mlir::Value v, int laneMask);
   void barrier();

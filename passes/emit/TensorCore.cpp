@@ -57,9 +57,6 @@ std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
 
 void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,
                             MutableArrayRef<Value> acc, bool f16) {
-  MLIRContext *ctx = g.b.getContext();
-  auto resType =
-      LLVM::LLVMStructType::getLiteral(ctx, {g.f32, g.f32, g.f32, g.f32});
   SmallVector<Value> operands(a.begin(), a.end());
   operands.append(bw.begin(), bw.end());
   operands.append(acc.begin(), acc.end());
@@ -67,13 +64,10 @@ void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,
       std::string("mma.sync.aligned.m16n8k16.row.col.f32.") +
       (f16 ? "f16.f16" : "bf16.bf16") +
       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
-  auto op = LLVM::InlineAsmOp::create(
-      g.b, g.loc, resType, operands, asmText, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3",
-      /*has_side_effects=*/false,
-      /*is_align_stack=*/false, LLVM::TailCallKind::None,
-      LLVM::AsmDialectAttr(), ArrayAttr());
-  for (int64_t i = 0; i < 4; ++i)
-    acc[i] = LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i);
+  SmallVector<Value> d = g.inlinePtx(SmallVector<Type>(4, g.f32), asmText,
+                                     "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3",
+                                     operands, /*sideEffects=*/false);
+  llvm::copy(d, acc.begin());
 }
 
 SmallVector<Value, 4>

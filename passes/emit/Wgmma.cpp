@@ -82,10 +82,7 @@ emit::createWgmmaEmitter(OpBuilder &b, ContractOp op, StringRef name,
 
 void WgmmaEmitter::ptx(StringRef text, StringRef constraints,
                        ValueRange operands) {
-  LLVM::InlineAsmOp::create(g.b, g.loc, TypeRange(), operands, text,
-                            constraints, /*has_side_effects=*/true,
-                            /*is_align_stack=*/false, LLVM::TailCallKind::None,
-                            LLVM::AsmDialectAttr(), ArrayAttr());
+  g.inlinePtx(TypeRange(), text, constraints, operands, /*sideEffects=*/true);
 }
 
 SmallVector<Value> WgmmaEmitter::pin(ArrayRef<Value> regs, size_t ints) {
@@ -97,15 +94,7 @@ SmallVector<Value> WgmmaEmitter::pin(ArrayRef<Value> regs, size_t ints) {
   }
   for (size_t i = 0; i < regs.size(); ++i)
     constraints += std::to_string(i) + (i + 1 < regs.size() ? "," : "");
-  auto op = LLVM::InlineAsmOp::create(
-      g.b, g.loc, LLVM::LLVMStructType::getLiteral(g.b.getContext(), types),
-      regs, "", constraints, /*has_side_effects=*/true,
-      /*is_align_stack=*/false, LLVM::TailCallKind::None,
-      LLVM::AsmDialectAttr(), ArrayAttr());
-  SmallVector<Value> out;
-  for (size_t i = 0; i < regs.size(); ++i)
-    out.push_back(LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i));
-  return out;
+  return g.inlinePtx(types, "", constraints, regs, /*sideEffects=*/true);
 }
 
 Value WgmmaEmitter::sharedAddress(Value ptr) {
@@ -121,10 +110,7 @@ void WgmmaEmitter::waitParity(Value bar, Value parity) {
 
 void WgmmaEmitter::wgmma(ArrayRef<Value> a, Value desc,
                          MutableArrayRef<Value> acc, bool f16) {
-  MLIRContext *ctx = g.b.getContext();
   int64_t n = acc.size();
-  SmallVector<Type> types(n, g.f32);
-  auto resType = LLVM::LLVMStructType::getLiteral(ctx, types);
   std::string text =
       "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 5) + ", 0;\n" +
       "wgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) + "k16.f32." +
@@ -144,12 +130,10 @@ void WgmmaEmitter::wgmma(ArrayRef<Value> a, Value desc,
   operands.push_back(desc);
   operands.push_back(g.c32(1)); // scale-d: accumulate
   operands.append(acc.begin(), acc.end());
-  auto op = LLVM::InlineAsmOp::create(
-      g.b, g.loc, resType, operands, text, constraints,
-      /*has_side_effects=*/true, /*is_align_stack=*/false,
-      LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
-  for (int64_t i = 0; i < n; ++i)
-    acc[i] = LLVM::ExtractValueOp::create(g.b, g.loc, op.getResult(0), i);
+  SmallVector<Value> d =
+      g.inlinePtx(SmallVector<Type>(n, g.f32), text, constraints, operands,
+                  /*sideEffects=*/true);
+  llvm::copy(d, acc.begin());
 }
 
 void WgmmaEmitter::emitBody() {
@@ -170,6 +154,10 @@ void WgmmaEmitter::emitBody() {
     return g.add(ringAddr, g.mul(slot, g.c32(aTile)));
   };
   int64_t wFirst = S * aTile, barFirst = S * (aTile + wTile);
+  // The weight tile of a slot, from the ring's start.
+  auto wSlotOffset = [&](Value slot) {
+    return g.add(g.c32(wFirst), g.mul(slot, g.c32(wTile)));
+  };
   auto fullBar = [&](Value slot) {
     return g.add(ringAddr, g.add(g.c32(barFirst), g.mul(slot, g.c32(8))));
   };
@@ -232,28 +220,27 @@ void WgmmaEmitter::emitBody() {
       [&]() -> SmallVector<Value> {
         // The producer.
         g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
-          g.forLoop(
-              tBegin, tEnd, g.c64(1), ValueRange(),
-              [&](Value kt, ValueRange) -> SmallVector<Value> {
-                Value slot = slotOf(kt);
-                // Round r waits for the consumers' release of round
-                // r - 1 (round 0 passes: the phase "before" it).
-                waitParity(emptyBar(slot), g.bxor(parityOf(kt), g.c32(1)));
-                Value full = fullBar(slot);
-                ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], "
-                    "$1;",
-                    "r,r", {full, g.c32(aTile + wTile)});
-                Value k0 = g.trunc(g.i32, g.mul(kt, g.c64(kWgmmaTileK)));
-                const char *copy =
-                    "cp.async.bulk.tensor.2d.shared::cluster.global."
-                    "mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], "
-                    "[$4];";
-                ptx(copy, "r,l,r,r,r", {aSlot(slot), aMap, k0, m0, full});
-                Value wDst = g.add(
-                    ringAddr, g.add(g.c32(wFirst), g.mul(slot, g.c32(wTile))));
-                ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
-                return {};
-              });
+          g.forLoop(tBegin, tEnd, g.c64(1), ValueRange(),
+                    [&](Value kt, ValueRange) -> SmallVector<Value> {
+                      Value slot = slotOf(kt);
+                      // Round r waits for the consumers' release of round
+                      // r - 1 (round 0 passes: the phase "before" it).
+                      waitParity(emptyBar(slot),
+                                 g.bxor(parityOf(kt), g.c32(1)));
+                      Value full = fullBar(slot);
+                      ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], "
+                          "$1;",
+                          "r,r", {full, g.c32(aTile + wTile)});
+                      Value k0 = g.trunc(g.i32, g.mul(kt, g.c64(kWgmmaTileK)));
+                      const char *copy =
+                          "cp.async.bulk.tensor.2d.shared::cluster.global."
+                          "mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], "
+                          "[$4];";
+                      ptx(copy, "r,l,r,r,r", {aSlot(slot), aMap, k0, m0, full});
+                      Value wDst = g.add(ringAddr, wSlotOffset(slot));
+                      ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
+                      return {};
+                    });
         });
         return {};
       },
@@ -285,7 +272,7 @@ void WgmmaEmitter::emitBody() {
               SmallVector<Value> a(iters.begin(), iters.end());
               Value slot = slotOf(kt);
               waitParity(fullBar(slot), parityOf(kt));
-              Value wTileOff = g.add(g.c32(wFirst), g.mul(slot, g.c32(wTile)));
+              Value wTileOff = wSlotOffset(slot);
               SmallVector<Value> words; // [row * 4 + j]
               for (size_t i = 0; i < lo16.size(); ++i) {
                 auto half = [&](Value off) {

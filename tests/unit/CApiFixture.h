@@ -14,6 +14,8 @@
 
 #include "runtime/Manifest.h"
 
+#include "ManifestParts.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -54,15 +56,7 @@ inline constexpr const char *kPtx = R"(
 .visible .entry k1_copy(.param .u64 a, .param .u64 b) { ret; }
 )";
 
-inline BufferInfo buffer(StringRef name, BufferInfo::Role role, DType dt,
-                         llvm::ArrayRef<int64_t> shape) {
-  BufferInfo b;
-  b.name = name.str();
-  b.role = role;
-  b.dtype = dt;
-  b.shape.assign(shape.begin(), shape.end());
-  return b;
-}
+using test::buffer;
 
 /// x [m, 64] f32 -> k0_copy (with a workspace) -> t -> k1_copy -> y; w is a
 /// second, static input.

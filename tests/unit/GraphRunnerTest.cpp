@@ -12,24 +12,17 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
+#include "ManifestParts.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 using namespace mtc;
 using namespace llvm;
+using test::buffer;
 
 namespace {
-
-BufferInfo buffer(StringRef name, BufferInfo::Role role, DType dt,
-                  ArrayRef<int64_t> shape) {
-  BufferInfo b;
-  b.name = name.str();
-  b.role = role;
-  b.dtype = dt;
-  b.shape.assign(shape.begin(), shape.end());
-  return b;
-}
 
 /// y = x at bucket M=4: x and y are f32[4, 8]; `w` is a second input.
 Manifest copyManifest() {
@@ -42,13 +35,7 @@ Manifest copyManifest() {
                buffer("w", BufferInfo::Role::Input, DType::BF16, {4, 8}),
                buffer("y", BufferInfo::Role::Output, DType::F32, {4, 8})};
   m.outputs = {"y"};
-  KernelInfo k;
-  k.name = "k0_copy";
-  k.kind = "elementwise";
-  k.params = {"x", "y"};
-  k.grid = {1, 1, 1};
-  k.block = {32, 1, 1};
-  m.kernels = {k};
+  m.kernels = {test::kernel("k0_copy", {"x", "y"}, 1, 32)};
   return m;
 }
 

@@ -2,7 +2,7 @@
 //
 // What the tests of the runtime on FakeCuda share (RuntimeTest.cpp,
 // TensorMapTest.cpp): the fixture that points MTC_CUDA_LIBRARY at the fake,
-// the fake's inspection functions, and manifest building blocks.
+// the fake's inspection functions, and (ManifestParts.h) manifest pieces.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_TESTS_UNIT_RUNTIMEFIXTURE_H
@@ -10,6 +10,8 @@
 
 #include "runtime/Device.h"
 #include "runtime/Manifest.h"
+
+#include "ManifestParts.h"
 
 #include <gtest/gtest.h>
 
@@ -87,29 +89,6 @@ protected:
     return std::move(*d);
   }
 };
-
-inline BufferInfo buffer(llvm::StringRef name, BufferInfo::Role role, DType dt,
-                         llvm::ArrayRef<int64_t> shape) {
-  BufferInfo b;
-  b.name = name.str();
-  b.role = role;
-  b.dtype = dt;
-  b.shape.assign(shape.begin(), shape.end());
-  return b;
-}
-
-inline KernelInfo kernel(llvm::StringRef name, std::vector<std::string> params,
-                         int64_t gridX = 4, int64_t blockX = 128,
-                         int64_t shared = 0) {
-  KernelInfo k;
-  k.name = name.str();
-  k.kind = "elementwise";
-  k.params = std::move(params);
-  k.grid = {gridX, 1, 1};
-  k.block = {blockX, 1, 1};
-  k.sharedBytes = shared;
-  return k;
-}
 
 } // namespace mtc::test
 

@@ -17,7 +17,7 @@ namespace mtc::cli {
 std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch +
-                                "' (supported: " + kSupportedArchs + ")");
+                                "' (supported: " + supportedArchs() + ")");
   for (const Input::Target &t : in.targets()) {
     llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
@@ -35,13 +35,14 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
 int compileMain() {
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch +
-                                "' (supported: " + kSupportedArchs + ")");
+                                "' (supported: " + supportedArchs() + ")");
   static const char *stages[] = {"graph", "kernel", "nvvm",    "llvm-dialect",
                                  "llvm",  "ptx",    "manifest"};
   if (!emitStage.empty() && !llvm::is_contained(stages, emitStage))
-    return fail(kUserError, "unknown --emit stage '" + emitStage +
-                                "' (graph, kernel, nvvm, llvm-dialect, llvm, "
-                                "ptx, manifest)");
+    return fail(kUserError,
+                "unknown --emit stage '" + emitStage + "' (" +
+                    llvm::join(std::begin(stages), std::end(stages), ", ") +
+                    ")");
   Input in;
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
@@ -290,7 +291,7 @@ int tuneMain() {
     return *rc;
   if (!isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch +
-                                "' (supported: " + kSupportedArchs + ")");
+                                "' (supported: " + supportedArchs() + ")");
   llvm::json::Array graphs;
   for (const Input::Target &t : in.targets()) {
     std::vector<KernelTuning> tuned;
