@@ -7,10 +7,11 @@
 // and versioned symbol names of CUDA's cuda.h (a unit test checks them
 // against the real header when the toolkit is installed).
 //
-// This is the thin driver layer: the raw entry points are called here and
-// nowhere else. CudaDriver's methods are one checked wrapper per driver
-// operation, and Stream, Event, Graph and ContextScope own the driver objects
-// mtc creates and destroys. Every CUresult is checked once, in the wrapper;
+// This is the thin driver layer: the raw entry points are called in
+// CudaDriver.cpp and CudaObjects.cpp and nowhere else. CudaDriver's methods
+// are one checked wrapper per driver operation, and Stream, Event, Graph and
+// ContextScope (CudaObjects.h) own the driver objects mtc creates and
+// destroys. Every CUresult is checked once, in the wrapper;
 // failures are RuntimeErrors ("<entry point> failed: <name> (<text>)",
 // carrying the CUresult), which the CLI reports with exit code 2.
 //
@@ -407,98 +408,6 @@ private:
   MTC_CUDA_REQUIRED_FUNCTIONS(MTC_CUDA_DECLARE_POINTER)
   MTC_CUDA_OPTIONAL_FUNCTIONS(MTC_CUDA_DECLARE_POINTER)
 #undef MTC_CUDA_DECLARE_POINTER
-};
-
-//===----------------------------------------------------------------------===//
-// Driver objects with lifetimes
-//===----------------------------------------------------------------------===//
-
-/// A stream mtc created, destroyed with the object (whoever owns it waits
-/// for it first). Empty when default-constructed: handle() is then null,
-/// which the driver takes for the legacy default stream.
-class Stream {
-public:
-  Stream() = default;
-  static llvm::Expected<Stream> create(const CudaDriver &drv,
-                                       unsigned flags = cu::CU_STREAM_DEFAULT);
-  Stream(Stream &&other) noexcept { *this = std::move(other); }
-  Stream &operator=(Stream &&other) noexcept;
-  ~Stream() { reset(); }
-
-  cu::CUstream handle() const { return stream; }
-  /// Destroys the stream now; the object becomes empty.
-  void reset();
-
-private:
-  const CudaDriver *drv = nullptr;
-  cu::CUstream stream = nullptr;
-};
-
-/// An event, destroyed with the object.
-class Event {
-public:
-  Event() = default;
-  static llvm::Expected<Event> create(const CudaDriver &drv);
-  Event(Event &&other) noexcept { *this = std::move(other); }
-  Event &operator=(Event &&other) noexcept;
-  ~Event();
-
-  llvm::Error record(cu::CUstream stream) const;
-  /// Waits until the work recorded before the event is done.
-  llvm::Error synchronize() const;
-  /// Milliseconds between two completed events (cuEventElapsedTime_v2 when
-  /// the driver has it, else cuEventElapsedTime).
-  static llvm::Expected<float> elapsedMillis(const Event &start,
-                                             const Event &end);
-
-private:
-  const CudaDriver *drv = nullptr;
-  cu::CUevent event = nullptr;
-};
-
-/// A CUDA graph captured from a stream and instantiated; the graph and its
-/// executable are destroyed with the object.
-class Graph {
-public:
-  /// Captures what `enqueue` launches on `stream` (thread-local capture) and
-  /// instantiates it. The capture ends even if `enqueue` fails, whose error
-  /// is then returned, so the stream never stays in capture mode.
-  static llvm::Expected<Graph>
-  capture(const CudaDriver &drv, cu::CUstream stream,
-          llvm::function_ref<llvm::Error()> enqueue);
-  Graph(Graph &&other) noexcept { *this = std::move(other); }
-  Graph &operator=(Graph &&other) noexcept;
-  ~Graph() { reset(); }
-
-  llvm::Error launch(cu::CUstream stream) const;
-
-private:
-  Graph() = default;
-  void reset();
-  const CudaDriver *drv = nullptr;
-  cu::CUgraph graph = nullptr;
-  cu::CUgraphExec exec = nullptr;
-};
-
-/// Makes a context current on the calling thread for the scope's lifetime if
-/// another one is: pushed on entry, popped on exit. When it already is current
-/// (as a framework such as PyTorch keeps its device's primary context), this
-/// is one cuCtxGetCurrent.
-class ContextScope {
-public:
-  static llvm::Expected<ContextScope> enter(const CudaDriver &drv,
-                                            cu::CUcontext ctx);
-  ContextScope(ContextScope &&other) noexcept
-      : drv(other.drv), pushed(other.pushed) {
-    other.pushed = false;
-  }
-  ContextScope &operator=(ContextScope &&) = delete;
-  ~ContextScope();
-
-private:
-  explicit ContextScope(const CudaDriver &drv) : drv(&drv) {}
-  const CudaDriver *drv;
-  bool pushed = false;
 };
 
 } // namespace mtc

@@ -13,7 +13,7 @@
 #ifndef MTC_RUNTIME_DEVICE_H
 #define MTC_RUNTIME_DEVICE_H
 
-#include "runtime/CudaDriver.h"
+#include "runtime/CudaObjects.h"
 
 namespace mtc {
 
