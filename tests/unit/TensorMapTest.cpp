@@ -146,6 +146,28 @@ TEST(TensorMapManifest, RoundTripAndErrors) {
   EXPECT_EQ(readBack(m, [](json::Object &t) { t["swizzle"] = "96B"; }),
             "malformed manifest: kernel 'tma_copy': the tensor map of "
             "parameter 0 has no swizzle (none, 32B, 64B or 128B)");
+  EXPECT_EQ(readBack(m, [](json::Object &t) { t["l2_promotion"] = 128; }),
+            "malformed manifest: kernel 'tma_copy': the tensor map of "
+            "parameter 0 has no l2_promotion (none, 64B, 128B or 256B)");
+  EXPECT_EQ(readBack(m, [](json::Object &t) { t.erase("param"); }),
+            "malformed manifest: kernel 'tma_copy': a tensor_maps entry has "
+            "no parameter index");
+  EXPECT_EQ(
+      readBack(m, [](json::Object &t) { t["strides"] = json::Array{"8192"}; }),
+      "malformed manifest: kernel 'tma_copy': the tensor map of "
+      "parameter 0 has no integer list 'strides'");
+  json::Value notObject = m.toJSON();
+  notObject.getAsObject()
+      ->getArray("kernels")
+      ->front()
+      .getAsObject()
+      ->getArray("tensor_maps")
+      ->front() = 3;
+  Expected<Manifest> bad = Manifest::fromJSON(notObject);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(toString(bad.takeError()),
+            "malformed manifest: kernel 'tma_copy': a tensor_maps entry is "
+            "not an object");
   json::Value twice = m.toJSON();
   json::Array &maps = *twice.getAsObject()
                            ->getArray("kernels")
@@ -214,6 +236,14 @@ TEST_F(Runtime, InvalidTensorMapFailsAtLoad) {
             "dims [64, 16], box [64, 512], swizzle 128B): "
             "cuTensorMapEncodeTiled failed: CUDA_ERROR_INVALID_VALUE "
             "(invalid argument)");
+  // A shape whose lists disagree never reaches the driver.
+  m.kernels[0].tensorMaps[0].box = {64, 16};
+  m.kernels[0].tensorMaps[0].strides.clear();
+  ex = Executor::create(*d, m, kTmaPtx);
+  EXPECT_EQ(runtimeMessage(ex),
+            "kernel 'tma_copy': the tensor map of parameter 0 ('x', bf16: "
+            "dims [64, 16], box [64, 16], swizzle 128B): "
+            "cuTensorMapEncodeTiled: malformed tensor map shape");
   ex->reset();
   d.reset();
   EXPECT_EQ(liveObjects(), 0);
