@@ -30,8 +30,8 @@
 # NxK: 8192x8192 4096x4096 6144x4096 14336x4096 28672x4096 4096x14336
 # 128256x4096):
 #   matrix [ARGS]    the GPU test matrix, tests/gpu/gpu_tests.py (ARGS:
-#                    --quick, --timeout S per file) -> gpu_summary.json,
-#                    gpu_log.txt, matrix.txt
+#                    --quick, --timeout S per file, --only REGEX) ->
+#                    gpu_summary.json, gpu_log.txt, matrix.txt
 #   compare [ARGS]   bench/compare.py --mtc MTC --out OUT/compare ARGS:
 #                    mtc and the PyTorch baselines side by side ->
 #                    compare/results.{jsonl,json,md}, plot.png; compare.txt
@@ -299,6 +299,7 @@ cmd_ncu() {
   local sec=() run=() s
   for s in ${sections//,/ }; do sec+=(--section "$s"); done
   [ -z "$schedule" ] || run=(--schedule "0=$schedule")
+  case $schedule in wgmma*) run+=(--arch sm_90a) ;; esac
   [ -z "$flag_tune" ] || run=(--tune)
   local label=${schedule:-heuristic}
   [ -z "$flag_tune" ] || label=tuned

@@ -276,9 +276,19 @@ def main():
     ap.add_argument("--out", help="write summary.json and the logs here")
     ap.add_argument("--quick", action="store_true", help="fewer cases")
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--only", metavar="REGEX",
+                    help="run only the cases whose name matches REGEX")
     args = ap.parse_args()
 
     all_cases = cases(args.quick)
+    if args.only:
+        try:
+            pick = re.compile(args.only)
+        except re.error as e:
+            ap.error(f"--only: {e}")
+        all_cases = [c for c in all_cases if pick.search(c[0])]
+        if not all_cases:
+            ap.error(f"--only: no case matches {args.only!r}")
     work = tempfile.mkdtemp(prefix="mtc-gpu-")
     # Plain cases share files (one device and process per file); cases with
     # flags get their own file.
