@@ -1,7 +1,7 @@
 //===- Wgmma.cpp - The wgmma contraction kind (Hopper, sm_90a) ------------===//
 //
-// EXPERIMENTAL: this kind's PTX is checked by lit, and ptxas assembles it
-// for sm_90a without spills, but it has not yet run on a GPU (issue 12).
+// EXPERIMENTAL (issue 12): checked by lit, ptxas (sm_90a, no spills) and
+// the GPU matrix on an H200; not yet tuned or picked by the heuristic.
 // Nothing picks it on its own: it runs only when a --schedule asks for it
 // with --arch sm_90a.
 //
@@ -21,11 +21,13 @@
 // slot's "full" mbarrier, loads its weight fragments from shared memory
 // (lane (g, t) of warp w: rows 16 w + g and + 8, k's 16 j + 2 t + {0, 1,
 // 8, 9} of k-step j, in the natural k order the activations' descriptor
-// also follows), dequantizes them in registers (TensorCore.cpp), runs the
-// four m64nNk16 wgmma's of the tile, and once they are issued waits for
-// the previous tile's and releases that slot on its "empty" mbarrier (one
-// arrival per consumer warp), so a tile's wgmma's run while the next tile
-// is converted. The accumulators of warp w are the 16 rows 16 w + g (+ 8)
+// also follows), dequantizes them in registers (TensorCore.cpp) and runs
+// the four m64nNk16 wgmma's of the tile, each its own commit group and
+// each issued once the previous tile's same step is done (its registers
+// are rewritten), so a tile's wgmma's run while the next tile is
+// converted; once the tile's last is issued the previous tile's slot goes
+// back on its "empty" mbarrier (one arrival per consumer warp). The
+// accumulators of warp w are the 16 rows 16 w + g (+ 8)
 // of the warpgroup's 64 and columns 8 i + 2 t (+ 1) of the mtile, as in
 // mma.sync's C fragment; the epilogue, and split-K across blocks, run from
 // them as in every kind.
@@ -284,20 +286,24 @@ void WgmmaEmitter::emitBody() {
                 words.push_back(
                     g.bor(half(lo16[i]), g.shl(half(hi16[i]), g.c32(16))));
               }
-              // wgmma may read registers written by other instructions
-              // only across a wgmma.fence: the fragments are pinned
-              // before it. (The accumulators are touched by nothing but
-              // wgmma's of one shape until the loop ends.)
-              SmallVector<Value> regs;
-              for (int64_t j = 0; j < 4; ++j) {
-                auto [a0, a2] = dequantPairs(words[j], f16);
-                auto [a1, a3] = dequantPairs(words[4 + j], f16);
-                regs.append({a0, a1, a2, a3});
-              }
-              regs = pin(regs, 16);
-              ptx("wgmma.fence.sync.aligned;", "");
+              // One commit group per k16 step. A wgmma reads its register
+              // operand until it completes, and each step's fragments are
+              // written by the same instructions (the same registers) in
+              // every tile, so step j's fragments of this tile are written
+              // only once step j of the previous tile is done: the three
+              // groups issued since may still run (wait_group 3) while
+              // this one is converted. wgmma reads registers written by
+              // other instructions only across a wgmma.fence, so the
+              // fragments are pinned before it. (The accumulators are
+              // touched by nothing but wgmma's of one shape until the loop
+              // ends.)
               Value aAddr = aSlot(slot);
               for (int64_t j = 0; j < 4; ++j) {
+                ptx("wgmma.wait_group.sync.aligned 3;", "");
+                auto [a0, a2] = dequantPairs(words[j], f16);
+                auto [a1, a3] = dequantPairs(words[4 + j], f16);
+                SmallVector<Value> regs = pin({a0, a1, a2, a3}, 4);
+                ptx("wgmma.fence.sync.aligned;", "");
                 // K-major, 128-byte swizzle: 8-row groups 1024 bytes
                 // apart; k-step j starts 32 bytes into the rows.
                 Value start = g.zext64(
@@ -306,14 +312,13 @@ void WgmmaEmitter::emitBody() {
                 Value desc = g.bor(start, g.c64(int64_t(1) << 16 |
                                                 int64_t(1024 >> 4) << 32 |
                                                 int64_t(1) << 62));
-                wgmma(ArrayRef<Value>(regs).slice(4 * j, 4), desc, a, f16);
+                wgmma(regs, desc, a, f16);
+                ptx("wgmma.commit_group.sync.aligned;", "");
               }
-              ptx("wgmma.commit_group.sync.aligned;", "");
-              // Tile kt - 1's wgmma's are done once at most this tile's
-              // are in flight: its slot goes back to the producer (each
-              // consumer warp arrives; its lanes' weight loads fed them),
-              // while tile kt's run on into the next tile's conversion.
-              ptx("wgmma.wait_group.sync.aligned 1;", "");
+              // The wait before step 3 left tile kt - 1's wgmma's done: its
+              // slot goes back to the producer (each consumer warp
+              // arrives; its lanes' weight loads fed them), while tile
+              // kt's run on into the next tile's conversion.
               g.ifThen(g.andi(g.cmp(Pred::eq, lane, g.c32(0)),
                               g.cmp(Pred::ugt, kt, tBegin)),
                        [&] {
