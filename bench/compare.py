@@ -96,7 +96,8 @@ def schedule_flags(args, m):
     for entry in args.schedule:
         em, _, s = entry.partition(":")
         if int(em) == m:
-            arch = ["--arch", "sm_90a"] if s.startswith("wgmma") else []
+            arch = (["--arch", "sm_90a"]
+                    if s.startswith("wgmma") and not args.arch else [])
             return ["--schedule", f"0={s}"] + arch
     return []
 
@@ -130,7 +131,10 @@ def parse_checks(stdout):
 
 def bench_mtc(args, rec, ms, shapes, deadline):
     work = tempfile.mkdtemp(prefix="mtc-compare-")
-    env_cache = ["--cache-dir", args.cache_dir] if args.cache_dir else []
+    # Flags of every mtc command.
+    common = ["--cache-dir", args.cache_dir] if args.cache_dir else []
+    if args.arch:
+        common += ["--arch", args.arch]
     for m in ms:
         if time.time() > deadline:
             log(f"mtc: out of time budget before M={m}")
@@ -147,7 +151,7 @@ def bench_mtc(args, rec, ms, shapes, deadline):
         if tuned:
             sel = sum((["--graph", g] for g in groups[0][1]), [])
             probes = ["--max-probes", str(args.max_probes)] if args.max_probes else []
-            p, secs = run([args.mtc, "tune", path, "--json"] + sel + probes + env_cache,
+            p, secs = run([args.mtc, "tune", path, "--json"] + sel + probes + common,
                           1800)
             if p.returncode != 0:
                 log(f"mtc tune M={m} failed: {p.stderr.strip()[-2000:]}")
@@ -158,7 +162,7 @@ def bench_mtc(args, rec, ms, shapes, deadline):
                 log(f"mtc tune M={m} ({len(tuned)} shapes): {secs:.1f} s")
                 # A cached re-run: compile with --tune must not probe again.
                 p2, secs2 = run([args.mtc, "compile", path, "--tune", "-o",
-                                 os.path.join(work, "out")] + sel + env_cache,
+                                 os.path.join(work, "out")] + sel + common,
                                 600)
                 rec.meta.setdefault("cached_compile_s", {})[str(m)] = secs2
                 rec.meta.setdefault("cached_compile_graphs", {})[str(m)] = \
@@ -168,12 +172,12 @@ def bench_mtc(args, rec, ms, shapes, deadline):
                 continue
             sel = sum((["--graph", g] for g in graphs), [])
             p, _ = run([args.mtc, "run", path, "--check"] + flags + sel +
-                       env_cache, 1800)
+                       common, 1800)
             checked = parse_checks(p.stdout)
             if p.returncode not in (0, 1):
                 log(f"mtc run M={m} failed: {p.stderr.strip()[-2000:]}")
             p, _ = run([args.mtc, "bench", path, "--json"] + flags + sel +
-                       env_cache, 1800)
+                       common, 1800)
             if p.returncode != 0:
                 log(f"mtc bench M={m} failed: {p.stderr.strip()[-2000:]}")
                 continue
@@ -461,6 +465,8 @@ def main():
                          "every shape instead of tuning or the heuristic "
                          "(e.g. '128:wgmma w12 r2 mt128 st4', which "
                          "compiles for sm_90a); repeatable")
+    ap.add_argument("--arch", help="mtc's --arch for every mtc run (sm_90a "
+                    "lets the heuristic and the tuner use the wgmma kind)")
     ap.add_argument("--inductor-ms", default="1,16",
                     help="M values for the Inductor modes on every shape "
                          "(8192x8192 runs at every M)")

@@ -2,6 +2,7 @@
 //---------===//
 #include "compiler/Autotune.h"
 
+#include "compiler/Ptx.h"
 #include "compiler/Version.h"
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/Heuristics.h"
@@ -194,7 +195,9 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
     KernelTuning kt;
     kt.kernel = k;
     kt.name = kernelName(func.getSymName(), k);
-    kt.heuristic = defaultSchedule(op);
+    ScheduleTarget target;
+    target.wgmma = archHasWgmma(options.arch);
+    kt.heuristic = defaultSchedule(op, target);
     TuneKey key{kernelFingerprintIR(op),
                 id->name,
                 id->computeCapability,
@@ -236,8 +239,8 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
       if (auto c = dyn_cast<ContractOp>(op)) {
         ContractShape shape = ContractShape::of(c);
         search.m = shape.m;
-        search.startForKind = [shape](ScheduleKind kind) {
-          return defaultContractSchedule(shape, kind);
+        search.startForKind = [shape, target](ScheduleKind kind) {
+          return defaultContractSchedule(shape, kind, target);
         };
       }
       search.onProbe = [&](const Probe &p) {

@@ -74,7 +74,7 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
                                           ": " + err);
     // wgmma and TMA exist only on sm_90a; the error points at the nodes
     // the kernel computes.
-    if (schedule.kind == ScheduleKind::wgmma && options.arch != "sm_90a") {
+    if (schedule.kind == ScheduleKind::wgmma && !archHasWgmma(options.arch)) {
       mlir::emitError(ops[index]->getLoc())
           << "schedule '" << schedule.str() << "' cannot be used for " << name
           << ": the wgmma kind needs --arch sm_90a (Hopper's wgmma and TMA), "
@@ -85,7 +85,9 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
     ops[index]->setAttr("schedule", schedule.toAttr(ctx));
   }
   PassManager schedules(ctx);
-  buildSchedulePipeline(schedules);
+  PipelineOptions pipeline;
+  pipeline.wgmma = archHasWgmma(options.arch);
+  buildSchedulePipeline(schedules, pipeline);
   if (failed(schedules.run(*module)))
     return internalError("scheduling failed for graph '" + func.getSymName() +
                          "'");

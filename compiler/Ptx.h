@@ -18,6 +18,8 @@ namespace mtc {
 /// Architectures mtc emits PTX for (sm_90a: sm_90 with wgmma and TMA).
 inline constexpr const char *kArchs[] = {"sm_80", "sm_89", "sm_90", "sm_90a"};
 bool isSupportedArch(llvm::StringRef arch);
+/// Whether `arch` has Hopper's wgmma and TMA (the wgmma kind).
+inline bool archHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
 /// "sm_80, sm_89, sm_90, sm_90a".
 std::string supportedArchs();
 

@@ -34,9 +34,10 @@ std::vector<Coordinate> coordinatesFor(const ScheduleParams &start,
       continue;
     std::vector<int64_t> values = range.values();
     if (f->tune.plusM) {
-      // M itself (tiled: rounded up to 8; otherwise only within the range)
-      // and wherever the start is.
-      if (start.kind == ScheduleKind::tiled)
+      // M itself (tiled, wgmma: rounded up to 8; otherwise only within the
+      // range) and wherever the start is.
+      if (start.kind == ScheduleKind::tiled ||
+          start.kind == ScheduleKind::wgmma)
         values.push_back((o.m + 7) / 8 * 8);
       else if (o.m <= range.hi)
         values.push_back(o.m);
@@ -61,6 +62,7 @@ std::optional<ScheduleParams> moved(const ScheduleParams &s,
     return std::nullopt;
   ScheduleParams r = s;
   r.*c.field = c.values[pos];
+  deriveScheduleFields(r);
   return r;
 }
 
@@ -93,8 +95,8 @@ public:
       return false;
     bool any = false;
     ScheduleKind here = result.best.kind;
-    for (ScheduleKind other :
-         {ScheduleKind::simt, ScheduleKind::mma, ScheduleKind::tiled}) {
+    for (ScheduleKind other : {ScheduleKind::simt, ScheduleKind::mma,
+                               ScheduleKind::tiled, ScheduleKind::wgmma}) {
       if (other == here)
         continue;
       std::optional<ScheduleParams> s = options.startForKind(other);

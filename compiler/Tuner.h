@@ -46,8 +46,8 @@ struct TuneOptions {
   bool widePass = true;
   /// Values M can take for the mtile coordinate (besides powers of two).
   int64_t m = 1;
-  /// Switching kinds (simt <-> mma) jumps to that kind's start schedule;
-  /// empty or returning none means the kind is not a coordinate.
+  /// Switching kinds (simt, mma, tiled, wgmma) jumps to that kind's start
+  /// schedule; empty or returning none means the kind is not a coordinate.
   std::function<std::optional<kernel::ScheduleParams>(kernel::ScheduleKind)>
       startForKind;
   /// Called after every probe (progress output); may be empty.

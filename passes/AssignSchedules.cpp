@@ -27,7 +27,10 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
     getOperation().walk([&](Operation *op) {
       if (!isa<ContractOp, ElementwiseOp>(op) || op->hasAttr("schedule"))
         return;
-      op->setAttr("schedule", defaultSchedule(op).toAttr(&getContext()));
+      ScheduleTarget target;
+      target.wgmma = wgmma;
+      op->setAttr("schedule",
+                  defaultSchedule(op, target).toAttr(&getContext()));
     });
   }
 };

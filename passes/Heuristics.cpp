@@ -129,6 +129,46 @@ defaultTiledSchedule(const ContractShape &c) {
   return legal ? std::optional(s) : std::nullopt;
 }
 
+/// The heuristic wgmma start (sm_90a), from H200 points on 8192 x 8192
+/// (bench/results/2026-12-01-wgmma): one consumer warpgroup with all of M as
+/// wgmma's N up to 256 rows (M = 128: 48.1 us against 61.9 for two
+/// warpgroups; M = 256: 56.2 against 62.1), beyond that two warpgroups of
+/// 192 rows (M = 1024: 248.7 us against 273.0 at 128 rows; M = 4096: 975.9
+/// against 1130.4), four stages; split-K as the tiled start does.
+static std::optional<ScheduleParams>
+defaultWgmmaSchedule(const ContractShape &c) {
+  ScheduleParams s;
+  s.kind = ScheduleKind::wgmma;
+  s.rows = c.m <= 256 ? 1 : 2;
+  s.mtile = c.m <= 256 ? int64_t(llvm::alignTo(c.m, 8)) : 192;
+  s.kwarps = s.unroll = s.mwarps = 1;
+  s.vec = 16;
+  s.stages = 4;
+  s.splitk = 1;
+  deriveScheduleFields(s);
+  ContractGeometry g = contractGeometry(c, s);
+  int64_t blocks = g.gridN * g.gridM;
+  int64_t tiles = llvm::divideCeil(c.k, kWgmmaTileK);
+  while (s.splitk < 16 && blocks * s.splitk < 100 &&
+         tiles / (s.splitk * 2) >= 2 * s.stages)
+    s.splitk *= 2;
+  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
+    if (s.stages > 2)
+      --s.stages;
+    else if (s.mtile > 8)
+      s.mtile -= 8;
+    else
+      return false;
+    return true;
+  });
+  return legal ? std::optional(s) : std::nullopt;
+}
+
+/// From this many activation rows on, the heuristic start on sm_90a is the
+/// wgmma kind: at M = 64 on 8192 x 8192 the tiled start is as fast (34.7 us
+/// against wgmma's best 35.2), at M = 128 it is not (56.7 against 48.1).
+static constexpr int64_t kWgmmaFromM = 65;
+
 /// From this many activation rows on, the heuristic start is the tiled kind.
 /// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
 /// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
@@ -137,7 +177,10 @@ defaultTiledSchedule(const ContractShape &c) {
 static constexpr int64_t kTiledFromM = 17;
 
 std::optional<ScheduleParams>
-mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind) {
+mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
+                             const ScheduleTarget &target) {
+  if (kind == ScheduleKind::wgmma)
+    return target.wgmma ? defaultWgmmaSchedule(c) : std::nullopt;
   if (kind == ScheduleKind::mma || kind == ScheduleKind::tiled) {
     if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
       return std::nullopt;
@@ -152,7 +195,11 @@ mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind) {
   return s;
 }
 
-ScheduleParams mtc::defaultContractSchedule(const ContractShape &c) {
+ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
+                                            const ScheduleTarget &target) {
+  if (target.wgmma && c.m >= kWgmmaFromM)
+    if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c))
+      return *wgmma;
   if (c.m >= 2 && mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
     if (c.m >= kTiledFromM)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c))
@@ -223,9 +270,10 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
   return widest.value_or(s);
 }
 
-ScheduleParams mtc::defaultSchedule(Operation *op) {
+ScheduleParams mtc::defaultSchedule(Operation *op,
+                                    const ScheduleTarget &target) {
   if (auto c = dyn_cast<ContractOp>(op))
-    return defaultContractSchedule(ContractShape::of(c));
+    return defaultContractSchedule(ContractShape::of(c), target);
   ScheduleParams s;
   s.kind = ScheduleKind::elementwise;
   s.warps = 4;

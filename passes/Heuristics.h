@@ -16,14 +16,24 @@
 
 namespace mtc {
 
+/// What the compile's target offers the heuristics.
+struct ScheduleTarget {
+  /// Hopper's wgmma and TMA (sm_90a): the wgmma kind may be picked.
+  bool wgmma = false;
+};
+
 /// The heuristic start for `op` (a kernel.contract or kernel.elementwise).
-kernel::ScheduleParams defaultSchedule(mlir::Operation *op);
-kernel::ScheduleParams defaultContractSchedule(const kernel::ContractShape &c);
+kernel::ScheduleParams defaultSchedule(mlir::Operation *op,
+                                       const ScheduleTarget &target = {});
+kernel::ScheduleParams
+defaultContractSchedule(const kernel::ContractShape &c,
+                        const ScheduleTarget &target = {});
 /// The heuristic start restricted to one kind (none if that kind cannot run
-/// the problem).
+/// the problem, or the target lacks it).
 std::optional<kernel::ScheduleParams>
 defaultContractSchedule(const kernel::ContractShape &c,
-                        kernel::ScheduleKind kind);
+                        kernel::ScheduleKind kind,
+                        const ScheduleTarget &target = {});
 
 } // namespace mtc
 

@@ -24,13 +24,16 @@ namespace mtc {
 /// Options of the whole pipeline (graph dialect to LLVM dialect).
 struct PipelineOptions {
   bool fastDequant = true;
+  /// The target has wgmma and TMA (sm_90a): schedules may use the wgmma kind.
+  bool wgmma = false;
 };
 
 /// The pipeline's stages, in order (see Pipeline.cpp).
 /// Graph dialect -> kernel ops (canonicalize, mtc-fuse); no schedules yet.
 void buildFusionPipeline(mlir::OpPassManager &pm);
 /// Kernel ops -> scheduled kernel ops (mtc-assign-schedules).
-void buildSchedulePipeline(mlir::OpPassManager &pm);
+void buildSchedulePipeline(mlir::OpPassManager &pm,
+                           const PipelineOptions &options = {});
 /// Scheduled kernel ops -> llvm.func kernels using scf/arith/llvm/nvvm.
 void buildNVVMPipeline(mlir::OpPassManager &pm,
                        const PipelineOptions &options = {});

@@ -57,8 +57,13 @@ def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
   let summary = "Give every kernel without a schedule the heuristic one";
   let description = [{
     Kernels that already carry a `#kernel.schedule` (set by the autotuner or
-    written in the input) keep it.
+    written in the input) keep it. With `wgmma=true` (an sm_90a target) the
+    heuristic may pick the wgmma kind.
   }];
+  let options = [
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "The target has wgmma and TMA (sm_90a)">
+  ];
   let dependentDialects = ["::mtc::kernel::KernelDialect"];
 }
 

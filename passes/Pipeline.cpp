@@ -26,8 +26,10 @@ void buildFusionPipeline(OpPassManager &pm) {
   pm.nest<graph::FuncOp>().addPass(createFuseKernels());
 }
 
-void buildSchedulePipeline(OpPassManager &pm) {
-  pm.nest<graph::FuncOp>().addPass(createAssignSchedules());
+void buildSchedulePipeline(OpPassManager &pm, const PipelineOptions &options) {
+  AssignSchedulesOptions assign;
+  assign.wgmma = options.wgmma;
+  pm.nest<graph::FuncOp>().addPass(createAssignSchedules(assign));
 }
 
 void buildNVVMPipeline(OpPassManager &pm, const PipelineOptions &options) {

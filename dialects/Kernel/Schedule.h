@@ -90,11 +90,12 @@ template <typename... T> constexpr TuneRange oneOf(T... values) {
 /// (rounded up to 8 for tiled) and the current value join the range.
 struct TuneAxis {
   int order;
-  TuneRange simtAndMma, tiled, elementwise;
+  TuneRange simtAndMma, tiled, elementwise, wgmma;
   bool plusM = false;
   constexpr const TuneRange &forKind(ScheduleKind kind) const {
     return kind == ScheduleKind::tiled         ? tiled
            : kind == ScheduleKind::elementwise ? elementwise
+           : kind == ScheduleKind::wgmma       ? wgmma
                                                : simtAndMma;
   }
 };
@@ -120,50 +121,58 @@ struct ScheduleField {
 /// is given).
 inline constexpr ScheduleField kScheduleFields[] = {
     // name, letters, member, default, shown at default,
-    //   {tuner order, range for simt and mma, for tiled, for elementwise}
+    //   {tuner order, range for simt and mma, for tiled, for elementwise,
+    //    for wgmma}
     {"warps",
      "w",
      &ScheduleParams::warps,
      4,
      true,
-     {1, powersOfTwo(1, 32), powersOfTwo(1, 32), powersOfTwo(1, 32)}},
+     // wgmma: follows rows (deriveScheduleFields).
+     {1, powersOfTwo(1, 32), powersOfTwo(1, 32), powersOfTwo(1, 32), {}}},
     {"rows",
      "r",
      &ScheduleParams::rows,
      1,
      true,
-     {2, powersOfTwo(1, 16), powersOfTwo(1, 16), {}}},
+     {2, powersOfTwo(1, 16), powersOfTwo(1, 16), {}, oneOf(1, 2)}},
     {"kwarps",
      "kw",
      &ScheduleParams::kwarps,
      1,
      true,
-     {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}}},
+     {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}, {}}},
     {"vec",
      "v",
      &ScheduleParams::vec,
      16,
      true,
-     {7, powersOfTwo(1, 64), powersOfTwo(1, 64), powersOfTwo(1, 16)}},
+     {7, powersOfTwo(1, 64), powersOfTwo(1, 64), powersOfTwo(1, 16), {}}},
     {"unroll",
      "u",
      &ScheduleParams::unroll,
      1,
      true,
-     {4, powersOfTwo(1, 16), {}, {}}},
+     {4, powersOfTwo(1, 16), {}, {}, {}}},
     // Rows of M per block: also M itself and wherever the start is.
+    // wgmma: its N, so the multiples of 64 between powers of two too.
     {"mtile",
      "mt",
      &ScheduleParams::mtile,
      1,
      true,
-     {8, powersOfTwo(1, 16), powersOfTwo(8, 256), {}, /*plusM=*/true}},
+     {8,
+      powersOfTwo(1, 16),
+      powersOfTwo(8, 256),
+      {},
+      oneOf(16, 32, 64, 128, 192, 256),
+      /*plusM=*/true}},
     {"splitk",
      "sk",
      &ScheduleParams::splitk,
      1,
      true,
-     {9, powersOfTwo(1, 64), powersOfTwo(1, 64), {}}},
+     {9, powersOfTwo(1, 64), powersOfTwo(1, 64), {}, powersOfTwo(1, 16)}},
     // Register caps: 0 lets ptxas choose (it may sink loads to gain
     // occupancy); 255 is no cap at all, but ptxas stops trading registers
     // for occupancy; then tighter caps keep more loads in flight.
@@ -172,19 +181,19 @@ inline constexpr ScheduleField kScheduleFields[] = {
      &ScheduleParams::regs,
      0,
      false,
-     {0, oneOf(0, 255, 168, 128, 96), oneOf(0, 255, 168, 128, 96), {}}},
+     {0, oneOf(0, 255, 168, 128, 96), oneOf(0, 255, 168, 128, 96), {}, {}}},
     {"mwarps",
      "mw",
      &ScheduleParams::mwarps,
      1,
      false,
-     {3, {}, powersOfTwo(1, 8), {}}},
+     {3, {}, powersOfTwo(1, 8), {}, {}}},
     {"stages",
      "st",
      &ScheduleParams::stages,
      1,
      false,
-     {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}}},
+     {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}, oneOf(2, 3, 4, 5, 6, 8)}},
 };
 inline constexpr size_t kNumScheduleFields = std::size(kScheduleFields);
 
@@ -220,6 +229,11 @@ struct LaunchConfig {
   };
   std::vector<TmaOperand> tmaOperands;
 };
+
+/// Sets the fields a kind ties to others (wgmma: warps = 4 * (rows + 1), a
+/// producer warpgroup and `rows` consumers), so that a tuner step on one
+/// field keeps the schedule well formed.
+void deriveScheduleFields(ScheduleParams &s);
 
 /// Why `s` cannot run `op` ("" if it can).
 std::string checkSchedule(mlir::Operation *op, const ScheduleParams &s);

@@ -1,9 +1,8 @@
 //===- Wgmma.cpp - The wgmma contraction kind (Hopper, sm_90a) ------------===//
 //
-// EXPERIMENTAL (issue 12): checked by lit, ptxas (sm_90a, no spills) and
-// the GPU matrix on an H200; not yet tuned or picked by the heuristic.
-// Nothing picks it on its own: it runs only when a --schedule asks for it
-// with --arch sm_90a.
+// Issue 12; checked by lit, ptxas (sm_90a, no spills) and the GPU matrix
+// on an H200. Only for --arch sm_90a, where the heuristic picks it from
+// M = 65 (passes/Heuristics.cpp) and the tuner searches it.
 //
 // The product is computed transposed, out^T = W x^T, as by the other
 // tensor-core kinds: 64 weight rows (N) per consumer warpgroup are wgmma's

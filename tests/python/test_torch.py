@@ -169,5 +169,5 @@ def test_unsupported_gpu_is_named(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: "Tesla T4")
     with pytest.raises(mt.MtcError, match=re.escape(
             "mtc: cuda:0 (Tesla T4) is sm_75; mtc compiles for sm_80, sm_89, "
-            "sm_90")):
+            "sm_90a")):
         mt._device_arch(0)

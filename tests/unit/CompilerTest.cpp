@@ -215,6 +215,41 @@ TEST(Schedule, DefaultIsAlwaysLegal) {
   }
 }
 
+/// On an sm_90a target the start is legal too, and it is the wgmma kind
+/// from M = 65 wherever that kind can run the problem (int8 weights, K a
+/// multiple of 16, mma-style operand chains); elsewhere the other kinds'.
+TEST(Schedule, DefaultWithWgmmaIsLegal) {
+  std::mt19937 rng(2);
+  DType types[] = {DType::I8, DType::F16, DType::BF16, DType::F32};
+  ScheduleTarget hopper;
+  hopper.wgmma = true;
+  int wgmmaStarts = 0;
+  for (int i = 0; i < 3000; ++i) {
+    ContractShape c;
+    c.m = 1 + rng() % 5000;
+    c.n = 1 + rng() % 20000;
+    c.k = 16 * (1 + rng() % 1000) + (rng() % 4 == 0 ? rng() % 16 : 0);
+    c.a = types[1 + rng() % 2];
+    c.b = rng() % 2 ? DType::I8 : types[rng() % 4];
+    c.bTransposed = rng() % 4 == 0;
+    c.aTransposed = rng() % 8 == 0;
+    c.mmaAChain = rng() % 8 != 0;
+    c.mmaBChain = rng() % 8 != 0;
+    ScheduleParams s = defaultContractSchedule(c, hopper);
+    std::string where = "m=" + std::to_string(c.m) +
+                        " n=" + std::to_string(c.n) +
+                        " k=" + std::to_string(c.k) + " " + s.str();
+    EXPECT_EQ(checkContractSchedule(c, s), "") << where;
+    bool wgmmaRuns =
+        defaultContractSchedule(c, ScheduleKind::wgmma, hopper).has_value();
+    EXPECT_EQ(s.kind == ScheduleKind::wgmma, c.m >= 65 && wgmmaRuns) << where;
+    EXPECT_FALSE(defaultContractSchedule(c, ScheduleKind::wgmma).has_value());
+    EXPECT_NE(defaultContractSchedule(c).kind, ScheduleKind::wgmma);
+    wgmmaStarts += s.kind == ScheduleKind::wgmma;
+  }
+  EXPECT_GT(wgmmaStarts, 300);
+}
+
 TEST(Compile, BadScheduleIsTheUsersError) {
   Parsed p(kWoq);
   CompileOptions opts;

@@ -200,15 +200,19 @@ TEST(ScheduleFields, AttributeSyntax) {
 }
 
 /// With a flat cost, the search visits each axis of the start's kind and
-/// nothing else: the table's ranges are the tuner's coordinates.
+/// nothing else: the table's ranges are the tuner's coordinates (and the
+/// fields deriveScheduleFields ties to them: wgmma's warps follow rows).
 TEST(ScheduleFields, TunerMovesTheKindsFields) {
-  for (ScheduleKind kind : kKinds) {
+  std::vector<ScheduleKind> kinds(std::begin(kKinds), std::end(kKinds));
+  kinds.push_back(ScheduleKind::wgmma);
+  for (ScheduleKind kind : kinds) {
     ScheduleParams start;
     start.kind = kind;
-    if (kind == ScheduleKind::tiled) {
+    if (kind == ScheduleKind::tiled || kind == ScheduleKind::wgmma) {
       start.mtile = 16;
       start.stages = 4;
     }
+    deriveScheduleFields(start);
     std::set<std::string> moved;
     TuneOptions o;
     o.widePass = false;
@@ -227,6 +231,8 @@ TEST(ScheduleFields, TunerMovesTheKindsFields) {
     for (const ScheduleField &f : kScheduleFields)
       if (!f.tune.forKind(kind).empty())
         expected.insert(f.name.str());
+    if (kind == ScheduleKind::wgmma)
+      expected.insert("warps");
     EXPECT_EQ(moved, expected) << stringifyScheduleKind(kind).str();
   }
 }
