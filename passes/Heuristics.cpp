@@ -129,12 +129,17 @@ defaultTiledSchedule(const ContractShape &c) {
   return legal ? std::optional(s) : std::nullopt;
 }
 
-/// The heuristic wgmma start (sm_90a), from H200 points on 8192 x 8192
+/// The heuristic wgmma start (sm_90a), from H200 points
 /// (bench/results/2026-12-01-wgmma): one consumer warpgroup with all of M as
-/// wgmma's N up to 256 rows (M = 128: 48.1 us against 61.9 for two
-/// warpgroups; M = 256: 56.2 against 62.1), beyond that two warpgroups of
-/// 192 rows (M = 1024: 248.7 us against 273.0 at 128 rows; M = 4096: 975.9
-/// against 1130.4), four stages; split-K as the tiled start does.
+/// wgmma's N up to 256 rows (8192 x 8192, M = 128: 48.1 us against 61.9 for
+/// two warpgroups; M = 256: 56.2 against 62.1), beyond that two warpgroups
+/// of 192 rows (M = 1024: 248.7 us against 273.0 at 128 rows; M = 4096:
+/// 975.9 against 1130.4); split-K as the tiled start does. The ring: one
+/// warpgroup wants it deep (8192 x 8192, M = 128: 43.8 us with six stages,
+/// 48.9 with four; M = 256: 52.0 with five, 56.7 with four), unless more
+/// than a wave of blocks could run two to a multiprocessor with four
+/// (M = 128 on 14336 x 4096: 34.6 us with four, 42.5 with six); two
+/// warpgroups keep four.
 static std::optional<ScheduleParams>
 defaultWgmmaSchedule(const ContractShape &c) {
   ScheduleParams s;
@@ -152,6 +157,14 @@ defaultWgmmaSchedule(const ContractShape &c) {
   while (s.splitk < 16 && blocks * s.splitk < 100 &&
          tiles / (s.splitk * 2) >= 2 * s.stages)
     s.splitk *= 2;
+  auto ringBytes = [&](int64_t stages) {
+    return kWgmmaAlignSlack + stages * (g.stageBytes + 16);
+  };
+  bool twoPerSM = 2 * ringBytes(4) <= kMaxOptinShared;
+  int64_t deep = s.mtile <= 128 ? 6 : 5;
+  if (s.rows == 1 && !(twoPerSM && blocks * s.splitk > 132) &&
+      ringBytes(deep) <= kMaxOptinShared)
+    s.stages = deep;
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;

@@ -188,15 +188,17 @@ void WgmmaEmitter::emitBody() {
   Value nBlock = g.mul(bx, g.c32(geo.colsPerBlock));
   Value aMap = LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, A);
   Value wMap = LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, B);
-  // Tile kt is the block's (kt - tBegin)-th: its slot and its round's
-  // parity.
-  auto slotOf = [&](Value kt) {
-    return g.trunc(g.i32, g.urem(g.sub(kt, tBegin), g.c64(S)));
+  // A tile's place in the ring, carried through the loops as (slot, the
+  // parity of its round): the block's first tile takes slot 0 of round 0.
+  // (Computing it from the tile index divides by the stage count, which
+  // costs tens of instructions per tile unless that is a power of two.)
+  auto nextPlace = [&](Value slot, Value parity) -> SmallVector<Value> {
+    Value next = g.add(slot, g.c32(1));
+    Value wrap = g.cmp(Pred::eq, next, g.c32(S));
+    return {g.select(wrap, g.c32(0), next),
+            g.select(wrap, g.bxor(parity, g.c32(1)), parity)};
   };
-  auto parityOf = [&](Value kt) {
-    return g.trunc(g.i32,
-                   g.band(g.udiv(g.sub(kt, tBegin), g.c64(S)), g.c64(1)));
-  };
+  SmallVector<Value> firstPlace = {g.c32(0), g.c32(0)};
   // Consumer warpgroup 1 + c owns weight rows 64 c .. 64 c + 63 of the
   // block's tile; lane (g, t) of its warp w, rows 16 w + g and + 8.
   Value isConsumer = g.cmp(Pred::ne, group, g.c32(0));
@@ -221,13 +223,12 @@ void WgmmaEmitter::emitBody() {
       [&]() -> SmallVector<Value> {
         // The producer.
         g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
-          g.forLoop(tBegin, tEnd, g.c64(1), ValueRange(),
-                    [&](Value kt, ValueRange) -> SmallVector<Value> {
-                      Value slot = slotOf(kt);
+          g.forLoop(tBegin, tEnd, g.c64(1), firstPlace,
+                    [&](Value kt, ValueRange place) -> SmallVector<Value> {
+                      Value slot = place[0];
                       // Round r waits for the consumers' release of round
                       // r - 1 (round 0 passes: the phase "before" it).
-                      waitParity(emptyBar(slot),
-                                 g.bxor(parityOf(kt), g.c32(1)));
+                      waitParity(emptyBar(slot), g.bxor(place[1], g.c32(1)));
                       Value full = fullBar(slot);
                       ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], "
                           "$1;",
@@ -240,7 +241,7 @@ void WgmmaEmitter::emitBody() {
                       ptx(copy, "r,l,r,r,r", {aSlot(slot), aMap, k0, m0, full});
                       Value wDst = g.add(ringAddr, wSlotOffset(slot));
                       ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
-                      return {};
+                      return nextPlace(slot, place[1]);
                     });
         });
         return {};
@@ -265,14 +266,19 @@ void WgmmaEmitter::emitBody() {
             hi16.push_back(wByte(row, 16 * j + 8));
           }
 
-        // The zeroed accumulators are written before the first fence.
-        SmallVector<Value> acc = pin(SmallVector<Value>(count, g.cf32(0)), 0);
-        acc = g.forLoop(
-            tBegin, tEnd, g.c64(1), acc,
+        // The zeroed accumulators are written before the first fence. The
+        // loop carries them, then the tile's place in the ring and the
+        // previous tile's slot (released during this tile).
+        SmallVector<Value> init = pin(SmallVector<Value>(count, g.cf32(0)), 0);
+        init.append(firstPlace);
+        init.push_back(g.c32(S - 1));
+        SmallVector<Value> carried = g.forLoop(
+            tBegin, tEnd, g.c64(1), init,
             [&](Value kt, ValueRange iters) -> SmallVector<Value> {
-              SmallVector<Value> a(iters.begin(), iters.end());
-              Value slot = slotOf(kt);
-              waitParity(fullBar(slot), parityOf(kt));
+              SmallVector<Value> a(iters.begin(), iters.begin() + count);
+              Value slot = iters[count], parity = iters[count + 1];
+              Value prevSlot = iters[count + 2];
+              waitParity(fullBar(slot), parity);
               Value wTileOff = wSlotOffset(slot);
               SmallVector<Value> words; // [row * 4 + j]
               for (size_t i = 0; i < lo16.size(); ++i) {
@@ -321,15 +327,17 @@ void WgmmaEmitter::emitBody() {
               g.ifThen(g.andi(g.cmp(Pred::eq, lane, g.c32(0)),
                               g.cmp(Pred::ugt, kt, tBegin)),
                        [&] {
-                         Value prev = slotOf(g.sub(kt, g.c64(1)));
                          ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
-                             {emptyBar(prev)});
+                             {emptyBar(prevSlot)});
                        });
+              a.append(nextPlace(slot, parity));
+              a.push_back(slot);
               return a;
             });
         // The accumulators are read only after the last wgmma's are done.
         ptx("wgmma.wait_group.sync.aligned 0;", "");
-        acc = pin(acc, 0);
+        SmallVector<Value> acc =
+            pin(ArrayRef<Value>(carried).take_front(count), 0);
 
         // Each output to the epilogue, or (split-K) into the workspace.
         for (int64_t j = 0; j < count; ++j)
