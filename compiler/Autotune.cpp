@@ -286,6 +286,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
       kt.micros = *best;
       kt.heuristicMicros = *heur;
       kt.probes = r->path.size();
+      kt.outOfTime = r->outOfTime;
       kt.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start)
                        .count();

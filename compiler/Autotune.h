@@ -40,6 +40,9 @@ struct KernelTuning {
   bool fromCache = false;
   unsigned probes = 0;
   double seconds = 0;
+  /// The search ended at its time budget (not cached: a cached result
+  /// does not say).
+  bool outOfTime = false;
 };
 
 /// Opens the GPU only when something has to be measured.

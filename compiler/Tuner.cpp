@@ -3,6 +3,7 @@
 #include "compiler/Tuner.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 using namespace mtc::kernel;
@@ -72,7 +73,7 @@ public:
          llvm::function_ref<llvm::Expected<double>(const ScheduleParams &)>
              measure,
          const TuneOptions &options)
-      : legal(legal), measure(measure), options(options) {}
+      : legal(legal), measure(measure), options(options), started(now()) {}
 
   llvm::function_ref<std::string(const ScheduleParams &)> legal;
   llvm::function_ref<llvm::Expected<double>(const ScheduleParams &)> measure;
@@ -82,10 +83,23 @@ public:
 
   /// Schedules compiled (measured or failed); illegal ones cost nothing.
   unsigned attempted = 0;
+  double started;
 
-  bool exhausted() const {
-    return attempted >= options.maxProbes ||
-           result.path.size() >= 8 * size_t(options.maxProbes);
+  double now() const {
+    if (options.clock)
+      return options.clock();
+    return std::chrono::duration<double>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  bool exhausted() {
+    if (attempted >= options.maxProbes ||
+        result.path.size() >= 8 * size_t(options.maxProbes))
+      return true;
+    if (options.budgetSeconds > 0 && now() - started >= options.budgetSeconds)
+      result.outOfTime = true;
+    return result.outOfTime;
   }
 
   /// The other kinds' start schedules, tried after the sweeps: a kind

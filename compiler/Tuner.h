@@ -42,6 +42,12 @@ struct TuneOptions {
   /// rejected without compiling, do not count (the path holds at most 8x
   /// this many probes in all).
   unsigned maxProbes = 150;
+  /// Start no probe once this many seconds have passed since the search
+  /// began (0: no limit): the search stops with the best so far.
+  double budgetSeconds = 30;
+  /// Seconds since an arbitrary start (tests give a fake); empty: the
+  /// steady clock.
+  std::function<double()> clock;
   /// Run the pairwise pass after the sweeps converge.
   bool widePass = true;
   /// Values M can take for the mtile coordinate (besides powers of two).
@@ -59,6 +65,7 @@ struct TuneResult {
   double startMicros = 0, bestMicros = 0;
   std::vector<Probe> path; // every probe, in order
   unsigned measured = 0;   // probes that ran
+  bool outOfTime = false;  // stopped by TuneOptions::budgetSeconds
 };
 
 /// Coordinate descent from `start`. `legal` returns "" for a legal schedule

@@ -127,6 +127,36 @@ TEST(Tuner, RespectsTheProbeBudget) {
   EXPECT_EQ(r->path.size(), 7u);
 }
 
+/// The time budget: on a clock that advances 1 s per measurement, a 5 s
+/// budget lets the start and four more probes run, keeps the best of them
+/// and says it stopped on time; without a budget the search runs on.
+TEST(Tuner, RespectsTheTimeBudget) {
+  double t = 0;
+  TuneOptions o;
+  o.clock = [&] { return t; };
+  auto search = [&](double budget) {
+    t = 0;
+    o.budgetSeconds = budget;
+    return coordinateDescent(
+        sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
+        [](const ScheduleParams &) { return std::string(); },
+        [&](const ScheduleParams &s) -> llvm::Expected<double> {
+          t += 1;
+          return bowl(s, sched("simt w32 r16 kw1 v16 u16 mt1 sk1"));
+        },
+        o);
+  };
+  auto r = search(5);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->measured, 5u);
+  EXPECT_TRUE(r->outOfTime);
+  EXPECT_LT(r->bestMicros, r->startMicros);
+  auto unlimited = search(0);
+  ASSERT_TRUE(bool(unlimited));
+  EXPECT_FALSE(unlimited->outOfTime);
+  EXPECT_GT(unlimited->measured, 20u);
+}
+
 TEST(Tuner, IllegalSchedulesDoNotUseTheBudget) {
   TuneOptions o;
   o.maxProbes = 7;

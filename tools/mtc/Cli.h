@@ -60,6 +60,7 @@ extern cl::opt<bool> jsonOutput;
 extern cl::opt<bool> tuneFlag;
 extern cl::opt<bool> forceTune;
 extern cl::opt<unsigned> maxProbes;
+extern cl::opt<double> tuneSeconds;
 extern cl::opt<bool> verbose;
 extern cl::opt<std::string> cacheDir;
 extern cl::opt<unsigned> replays;
@@ -122,6 +123,7 @@ struct Input {
     a.force = forceTune;
     a.verbose = verbose;
     a.search.maxProbes = maxProbes;
+    a.search.budgetSeconds = tuneSeconds;
     a.cacheDir = cacheDir;
     a.seed = seed;
     return a;

@@ -304,9 +304,12 @@ int tuneMain() {
       if (!jsonOutput)
         llvm::outs() << fmt::format(
             "{}: {} {:.2f} us (heuristic {} {:.2f} us, {:.2f}x), {} probes, "
-            "{:.1f} s{}\n",
+            "{:.1f} s{}{}\n",
             k.name, k.schedule.str(), k.micros, k.heuristic.str(),
             k.heuristicMicros, speedup, k.probes, k.seconds,
+            k.outOfTime ? fmt::format(" (stopped at the {:g} s budget)",
+                                      double(tuneSeconds))
+                        : "",
             k.fromCache ? ", cached" : "");
       kernels.push_back(llvm::json::Object{{"name", k.name},
                                            {"schedule", k.schedule.str()},
@@ -315,6 +318,7 @@ int tuneMain() {
                                            {"heuristic_us", k.heuristicMicros},
                                            {"probes", int64_t(k.probes)},
                                            {"tune_seconds", k.seconds},
+                                           {"out_of_time", k.outOfTime},
                                            {"from_cache", k.fromCache}});
     }
     graphs.push_back(

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "Cli.h"
 
+#include <cmath>
 #include <csignal>
 
 using namespace mtc::cli;
@@ -99,6 +100,12 @@ cl::opt<unsigned> maxProbes(
              "reused whatever budget found it, --force tunes again)"),
     cl::init(150), cl::value_desc("n"), cl::sub(tuneCmd), cl::sub(compileCmd),
     cl::sub(runCmd), cl::sub(benchCmd));
+cl::opt<double> tuneSeconds(
+    "tune-seconds",
+    cl::desc("Start no new probe after this many seconds of tuning a kernel "
+             "(0: no limit); the search keeps the best so far"),
+    cl::init(30), cl::value_desc("s"), cl::sub(tuneCmd), cl::sub(compileCmd),
+    cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<bool> verbose("verbose", cl::desc("Print every probe of the search"),
                       cl::sub(tuneCmd), cl::sub(compileCmd), cl::sub(runCmd),
                       cl::sub(benchCmd));
@@ -136,6 +143,11 @@ int main(int argc, char **argv) {
                               "mtc: graph files to fused GPU kernels\n");
   if (maxProbes == 0) {
     llvm::errs() << "mtc: error: --max-probes must be at least 1\n";
+    return kUserError;
+  }
+  if (!(tuneSeconds >= 0) || std::isinf(tuneSeconds)) {
+    llvm::errs() << "mtc: error: --tune-seconds must be a number of seconds "
+                    ">= 0 (0: no limit)\n";
     return kUserError;
   }
   int rc = -1;
