@@ -23,73 +23,49 @@
 // calls during stream capture, frees of unknown pointers) and exports
 // fakeCuda* functions that let the tests inspect what happened.
 //
+// This file holds the driver's state, the inspection functions, devices,
+// contexts, memory and launches; FakeModules.cpp loads modules,
+// FakeStreams.cpp runs streams, events, capture and graphs, FakeErrors.cpp
+// names errors and FakeTensorMap.cpp encodes tensor maps (FakeState.h holds
+// what they share).
+//
 //===----------------------------------------------------------------------===//
+#include "FakeState.h"
 #include "FakeTensorMap.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
-#include <set>
-#include <string>
-#include <vector>
 
 using namespace mtc::cu;
+using namespace fake;
 
 namespace {
 
-struct FakeFunction {
-  std::string name;
-  std::vector<size_t> paramSizes; // bytes, as the PTX declares them
-  int maxDynamicShared = 0;
-};
-
-struct Launch {
-  FakeFunction *fn = nullptr;
-  std::vector<CUdeviceptr> args;
-  unsigned grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  unsigned shared = 0;
-};
-
 constexpr int64_t kGiB = int64_t(1) << 30;
 
-std::string mode() {
+CUctx_st theContext, otherContext;
+/// The context current on this thread, and those pushed over it.
+thread_local CUcontext currentContext = nullptr;
+thread_local std::vector<CUcontext> contextStack;
+
+} // namespace
+
+std::string fake::mode() {
   const char *m = std::getenv("FAKE_CUDA_MODE");
   return m ? m : "ok";
 }
 
-struct State {
-  std::map<CUdeviceptr, size_t> allocations;
-  int64_t allocated = 0;
-  int contextRefs = 0;
-  long liveModules = 0, liveStreams = 0, liveEvents = 0, liveGraphs = 0,
-       liveExecs = 0;
-  long executed = 0;    // kernels executed (launched or replayed)
-  long launchCalls = 0; // cuLaunchKernel calls, captured or not
-  CUresult sticky = CUDA_SUCCESS;
-  Launch last;
-  std::set<CUdeviceptr> firstArgs;
-  /// What each *copy kernel first read, and how often it later read
-  /// something else (rotated input copies must all hold the same data).
-  std::map<std::string, std::vector<uint8_t>> copySources;
-  long copyMismatches = 0;
-} state;
+State fake::state;
 
 /// The allocation holding [p, p + n), if any.
-bool inAllocation(CUdeviceptr p, size_t n) {
+bool fake::inAllocation(CUdeviceptr p, size_t n) {
   auto it = state.allocations.upper_bound(p);
   if (it == state.allocations.begin())
     return false;
   --it;
   return p >= it->first && p + n <= it->first + it->second;
-}
-
-} // namespace
-
-bool fake::inAllocation(CUdeviceptr p, size_t n) {
-  return ::inAllocation(p, n);
 }
 
 namespace {
@@ -105,52 +81,7 @@ size_t remaining(CUdeviceptr p) {
 
 } // namespace
 
-struct CUctx_st {
-  int unused;
-};
-struct CUmod_st {
-  std::vector<FakeFunction *> functions;
-};
-struct CUstream_st {
-  bool capturing = false;
-  bool invalidated = false;
-  CUgraph_st *graph = nullptr;
-};
-struct CUevent_st {
-  long executedAt = 0;
-  bool recorded = false;
-};
-struct CUgraph_st {
-  std::vector<Launch> launches;
-};
-struct CUgraphExec_st {
-  std::vector<Launch> launches;
-};
-
-namespace {
-
-CUctx_st theContext, otherContext;
-/// The context current on this thread, and those pushed over it.
-thread_local CUcontext currentContext = nullptr;
-thread_local std::vector<CUcontext> contextStack;
-std::vector<CUstream_st *> streams;
-
-bool anyCapturing() {
-  for (CUstream_st *s : streams)
-    if (s->capturing)
-      return true;
-  return false;
-}
-
-/// Synchronous calls during a capture invalidate it, as in the real driver.
-CUresult captureViolation() {
-  for (CUstream_st *s : streams)
-    if (s->capturing)
-      s->invalidated = true;
-  return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
-}
-
-CUresult execute(const Launch &l) {
+CUresult fake::execute(const Launch &l) {
   ++state.executed;
   state.last = l;
   if (!l.args.empty())
@@ -176,65 +107,6 @@ CUresult execute(const Launch &l) {
   }
   return CUDA_SUCCESS;
 }
-
-/// The .entry names of `ptx` and how many .params each takes.
-std::vector<FakeFunction *> parseEntries(const char *ptx) {
-  std::vector<FakeFunction *> out;
-  std::string s(ptx);
-  size_t pos = 0;
-  while ((pos = s.find(".entry", pos)) != std::string::npos) {
-    pos += 6;
-    while (pos < s.size() && std::isspace((unsigned char)s[pos]))
-      ++pos;
-    size_t start = pos;
-    while (pos < s.size() && (std::isalnum((unsigned char)s[pos]) ||
-                              s[pos] == '_' || s[pos] == '$'))
-      ++pos;
-    auto *f = new FakeFunction;
-    f->name = s.substr(start, pos - start);
-    size_t open = s.find('(', pos), body = s.find('{', pos);
-    if (open != std::string::npos && open < body) {
-      size_t close = s.find(')', open);
-      // ".param .u64 name" or ".param .align 64 .b8 name[128]".
-      for (size_t p = s.find(".param", open); p < close;
-           p = s.find(".param", p + 6)) {
-        size_t end = std::min(s.find_first_of(",)", p), close);
-        size_t bracket = s.find('[', p);
-        f->paramSizes.push_back(
-            bracket < end ? std::strtoul(s.c_str() + bracket + 1, nullptr, 10)
-            : s.compare(s.find('.', p + 6), 4, ".u32") == 0 ? 4
-                                                            : 8);
-      }
-    }
-    out.push_back(f);
-  }
-  return out;
-}
-
-void writeLog(unsigned numOptions, CUjit_option *options, void **values,
-              CUjit_option bufferOption, CUjit_option sizeOption,
-              const char *text) {
-  char *buf = nullptr;
-  size_t size = 0;
-  int sizeIndex = -1;
-  for (unsigned i = 0; i < numOptions; ++i) {
-    if (options[i] == bufferOption)
-      buf = static_cast<char *>(values[i]);
-    if (options[i] == sizeOption) {
-      size = size_t(reinterpret_cast<uintptr_t>(values[i]));
-      sizeIndex = int(i);
-    }
-  }
-  if (!buf || size == 0)
-    return;
-  int n = std::snprintf(buf, size, "%s", text);
-  size_t filled = std::min(size, size_t(n) + 1);
-  values[sizeIndex] = reinterpret_cast<void *>(uintptr_t(filled));
-}
-
-} // namespace
-
-#define FAKE_API extern "C" __attribute__((visibility("default")))
 
 //===----------------------------------------------------------------------===//
 // Inspection
@@ -437,198 +309,6 @@ FAKE_API void fakeCudaSetCurrentContext(int which) {
 FAKE_API long fakeCudaPushedContexts() { return long(contextStack.size()); }
 
 //===----------------------------------------------------------------------===//
-// Streams and events
-//===----------------------------------------------------------------------===//
-
-FAKE_API CUresult cuStreamCreate(CUstream *s, unsigned flags) {
-  if (flags > 1)
-    return CUDA_ERROR_INVALID_VALUE;
-  *s = new CUstream_st;
-  streams.push_back(*s);
-  ++state.liveStreams;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuStreamDestroy_v2(CUstream s) {
-  for (size_t i = 0; i < streams.size(); ++i)
-    if (streams[i] == s) {
-      streams.erase(streams.begin() + long(i));
-      delete s->graph;
-      delete s;
-      --state.liveStreams;
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_INVALID_HANDLE;
-}
-
-FAKE_API CUresult cuStreamSynchronize(CUstream s) {
-  // The null stream is the legacy default stream, which waits for all.
-  if (!s ? anyCapturing() : s->capturing)
-    return captureViolation();
-  return state.sticky;
-}
-
-FAKE_API CUresult cuEventCreate(CUevent *e, unsigned flags) {
-  if (flags != 0)
-    return CUDA_ERROR_INVALID_VALUE;
-  *e = new CUevent_st;
-  ++state.liveEvents;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuEventRecord(CUevent e, CUstream s) {
-  if (!e || !s)
-    return CUDA_ERROR_INVALID_HANDLE;
-  if (s->capturing)
-    return captureViolation();
-  e->executedAt = state.executed;
-  e->recorded = true;
-  return state.sticky;
-}
-
-FAKE_API CUresult cuEventSynchronize(CUevent e) {
-  if (!e)
-    return CUDA_ERROR_INVALID_HANDLE;
-  return state.sticky;
-}
-
-FAKE_API CUresult cuEventDestroy_v2(CUevent e) {
-  if (!e)
-    return CUDA_ERROR_INVALID_HANDLE;
-  delete e;
-  --state.liveEvents;
-  return CUDA_SUCCESS;
-}
-
-/// One simulated microsecond per kernel executed between the events.
-FAKE_API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
-  if (!start || !end || !start->recorded || !end->recorded)
-    return CUDA_ERROR_INVALID_HANDLE;
-  *ms = float(end->executedAt - start->executedAt) * 0.001f;
-  return CUDA_SUCCESS;
-}
-
-//===----------------------------------------------------------------------===//
-// Modules and functions
-//===----------------------------------------------------------------------===//
-
-FAKE_API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
-                                     unsigned numOptions, CUjit_option *options,
-                                     void **values) {
-  if (!mod || !image || (numOptions && (!options || !values)))
-    return CUDA_ERROR_INVALID_VALUE;
-  const char *ptx = static_cast<const char *>(image);
-  if (mode() == "bad_ptx" || !std::strstr(ptx, ".version")) {
-    writeLog(numOptions, options, values, CU_JIT_ERROR_LOG_BUFFER,
-             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-             "ptxas application ptx input, line 7; error   : Unknown symbol "
-             "'%frob'\nptxas fatal   : Ptx assembly aborted due to errors\n");
-    return CUDA_ERROR_INVALID_PTX;
-  }
-  auto *m = new CUmod_st;
-  m->functions = parseEntries(ptx);
-  std::string info;
-  for (FakeFunction *f : m->functions)
-    info += "ptxas info    : Compiling entry function '" + f->name +
-            "' for 'sm_90'\nptxas info    : Used 32 registers, used 0 "
-            "barriers\n";
-  writeLog(numOptions, options, values, CU_JIT_INFO_LOG_BUFFER,
-           CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, info.c_str());
-  *mod = m;
-  ++state.liveModules;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuModuleUnload(CUmodule mod) {
-  if (!mod)
-    return CUDA_ERROR_INVALID_HANDLE;
-  for (FakeFunction *f : mod->functions)
-    delete f;
-  delete mod;
-  --state.liveModules;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuModuleGetFunction(CUfunction *fn, CUmodule mod,
-                                      const char *name) {
-  if (!mod || !name)
-    return CUDA_ERROR_INVALID_VALUE;
-  for (FakeFunction *f : mod->functions)
-    if (f->name == name) {
-      *fn = reinterpret_cast<CUfunction>(f);
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_NOT_FOUND;
-}
-
-static FakeFunction *fakeFn(CUfunction f) {
-  return reinterpret_cast<FakeFunction *>(f);
-}
-
-/// Kernels whose name contains "fat" use 128 registers and can launch at
-/// most 256 threads per block.
-FAKE_API CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a,
-                                     CUfunction f) {
-  if (!f)
-    return CUDA_ERROR_INVALID_HANDLE;
-  bool fat = fakeFn(f)->name.find("fat") != std::string::npos;
-  switch (a) {
-  case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
-    *v = fat ? 256 : 1024;
-    return CUDA_SUCCESS;
-  case CU_FUNC_ATTRIBUTE_NUM_REGS:
-    *v = fat ? 128 : 32;
-    return CUDA_SUCCESS;
-  case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
-  case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES:
-  case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES:
-    *v = 0;
-    return CUDA_SUCCESS;
-  case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
-    *v = fakeFn(f)->maxDynamicShared;
-    return CUDA_SUCCESS;
-  default:
-    return CUDA_ERROR_INVALID_VALUE;
-  }
-}
-
-FAKE_API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a,
-                                     int v) {
-  if (!f)
-    return CUDA_ERROR_INVALID_HANDLE;
-  if (a != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES || v < 0 ||
-      v > 227 * 1024)
-    return CUDA_ERROR_INVALID_VALUE;
-  fakeFn(f)->maxDynamicShared = v;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset,
-                                     size_t *size) {
-  if (!f || !offset)
-    return CUDA_ERROR_INVALID_VALUE;
-  const std::vector<size_t> &sizes = fakeFn(f)->paramSizes;
-  if (index >= sizes.size())
-    return CUDA_ERROR_INVALID_VALUE;
-  *offset = 0;
-  for (size_t i = 0; i < index; ++i)
-    *offset = (*offset + sizes[i] + 7) / 8 * 8;
-  if (size)
-    *size = sizes[index];
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n,
-                                                              CUfunction f,
-                                                              int blockSize,
-                                                              size_t) {
-  if (!f || blockSize <= 0 || blockSize > 1024)
-    return CUDA_ERROR_INVALID_VALUE;
-  *n = 2048 / blockSize;
-  return CUDA_SUCCESS;
-}
-
-//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
 
@@ -704,7 +384,7 @@ FAKE_API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n) {
 }
 
 //===----------------------------------------------------------------------===//
-// Launches and graphs
+// Launches (capture and graphs: FakeStreams.cpp)
 //===----------------------------------------------------------------------===//
 
 FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
@@ -757,68 +437,4 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     return CUDA_SUCCESS;
   }
   return execute(l);
-}
-
-FAKE_API CUresult cuStreamBeginCapture_v2(CUstream s,
-                                          CUstreamCaptureMode captureMode) {
-  if (!s || s->capturing || captureMode > CU_STREAM_CAPTURE_MODE_RELAXED)
-    return CUDA_ERROR_INVALID_VALUE;
-  s->capturing = true;
-  s->invalidated = false;
-  s->graph = new CUgraph_st;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuStreamEndCapture(CUstream s, CUgraph *graph) {
-  if (!s || !s->capturing)
-    return CUDA_ERROR_INVALID_VALUE;
-  s->capturing = false;
-  CUgraph_st *g = s->graph;
-  s->graph = nullptr;
-  if (s->invalidated) {
-    delete g;
-    *graph = nullptr;
-    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-  }
-  *graph = g;
-  ++state.liveGraphs;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *exec, CUgraph g,
-                                              unsigned long long flags) {
-  if (!g || flags)
-    return CUDA_ERROR_INVALID_VALUE;
-  *exec = new CUgraphExec_st;
-  (*exec)->launches = g->launches;
-  ++state.liveExecs;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream s) {
-  if (!exec || !s)
-    return CUDA_ERROR_INVALID_HANDLE;
-  if (s->capturing)
-    return CUDA_ERROR_INVALID_VALUE;
-  if (state.sticky)
-    return state.sticky;
-  for (const Launch &l : exec->launches)
-    execute(l);
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuGraphExecDestroy(CUgraphExec exec) {
-  if (!exec)
-    return CUDA_ERROR_INVALID_HANDLE;
-  delete exec;
-  --state.liveExecs;
-  return CUDA_SUCCESS;
-}
-
-FAKE_API CUresult cuGraphDestroy(CUgraph g) {
-  if (!g)
-    return CUDA_ERROR_INVALID_HANDLE;
-  delete g;
-  --state.liveGraphs;
-  return CUDA_SUCCESS;
 }

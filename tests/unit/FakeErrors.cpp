@@ -4,11 +4,9 @@
 // with cuda.h's names and the real driver's texts.
 //
 //===----------------------------------------------------------------------===//
-#include "runtime/CudaDriver.h"
+#include "FakeState.h"
 
 using namespace mtc::cu;
-
-#define FAKE_API extern "C" __attribute__((visibility("default")))
 
 namespace {
 

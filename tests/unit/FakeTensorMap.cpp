@@ -5,12 +5,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FakeTensorMap.h"
+#include "FakeState.h"
 
 #include <cstring>
 
 using namespace mtc::cu;
-
-#define FAKE_API extern "C" __attribute__((visibility("default")))
 
 namespace fake {
 

@@ -1,14 +1,17 @@
 //===- RuntimeFixture.h - The runtime on the fake driver --------*- C++ -*-===//
 //
 // What the tests of the runtime on FakeCuda share (RuntimeTest.cpp,
-// TensorMapTest.cpp): the fixture that points MTC_CUDA_LIBRARY at the fake,
-// the fake's inspection functions, and (ManifestParts.h) manifest pieces.
+// RuntimeLaunchTest.cpp, RuntimeExecutorTest.cpp, TensorMapTest.cpp): the
+// fixture that points MTC_CUDA_LIBRARY at the fake, the fake's inspection
+// functions, a graph of two copy kernels, and (ManifestParts.h) manifest
+// pieces.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_TESTS_UNIT_RUNTIMEFIXTURE_H
 #define MTC_TESTS_UNIT_RUNTIMEFIXTURE_H
 
 #include "runtime/Device.h"
+#include "runtime/HostTensor.h"
 #include "runtime/Manifest.h"
 
 #include "ManifestParts.h"
@@ -89,6 +92,46 @@ protected:
     return std::move(*d);
   }
 };
+
+//===----------------------------------------------------------------------===//
+// The copy graph
+//===----------------------------------------------------------------------===//
+
+/// Two copy kernels and fat_k, to which FakeCuda gives 128 registers (at
+/// most 256 threads per block).
+inline const char *const kCopyPtx = R"(
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k0_copy(.param .u64 a, .param .u64 b) { ret; }
+.visible .entry k1_copy(.param .u64 a, .param .u64 b) { ret; }
+.visible .entry fat_k(.param .u64 a, .param .u64 b) { ret; }
+)";
+
+/// x -> k0_copy -> t -> k1_copy -> y, with 1024 f32 elements (4 KiB) each.
+inline Manifest copyManifest() {
+  Manifest m;
+  m.mtcVersion = "test";
+  m.graph = "copies";
+  m.arch = "sm_90";
+  m.ptxFile = "copies.ptx";
+  m.buffers = {
+      buffer("x", BufferInfo::Role::Input, DType::F32, {4, 256}),
+      buffer("t", BufferInfo::Role::Intermediate, DType::F32, {4, 256}),
+      buffer("y", BufferInfo::Role::Output, DType::F32, {4, 256}),
+      buffer("ws", BufferInfo::Role::Workspace, DType::I8, {512})};
+  m.outputs = {"y"};
+  m.kernels = {kernel("k0_copy", {"x", "t"}),
+               kernel("k1_copy", {"t", "y"}, 8, 256)};
+  return m;
+}
+
+/// A seeded value of copyManifest()'s input x.
+inline HostTensor randomInput() {
+  HostTensor x(DType::F32, {4, 256});
+  fillRandom(x, 7, "x");
+  return x;
+}
 
 } // namespace mtc::test
 
