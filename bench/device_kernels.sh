@@ -1,0 +1,230 @@
+# shellcheck shell=bash disable=SC2317
+# bench/device_kernels.sh: bench/device.sh's sub-commands for the kernel
+# suite (points, tune, ncu, bench) and `grid`; sourced by device.sh, whose
+# header documents them and whose helpers (die, number, value, ms_list,
+# shape_arg, suffix, need_mtc, usage) and settings (MTC, OUT, CHECK, ROOT,
+# NCU_SECTIONS) they use.
+
+# check_points FILE: every line is "M NxK SCHEDULE", a comment or blank.
+check_points() {
+  local n=0 m shape s
+  [ -r "$1" ] || die "points: cannot read $1"
+  while read -r m shape s; do
+    n=$((n + 1))
+    case $m in '' | \#*) continue ;; esac
+    [[ $m =~ ^[0-9]+$ && $shape =~ ^[0-9]+x[0-9]+$ && -n $s ]] ||
+      die "points: $1:$n: expected 'M NxK SCHEDULE' or 'M NxK heuristic'"
+    [ -f "$ROOT/bench/graphs/woq_m$m.graph" ] ||
+      die "points: $1:$n: no bench/graphs/woq_m$m.graph"
+  done < "$1"
+}
+
+cmd_points() {
+  local limit=120 replays="" files=() f
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --limit) limit=$(number "$1" "${2-}") || exit 2; shift 2 ;;
+    --replays) replays=$(number "$1" "${2-}") || exit 2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    -) files+=(-); shift ;;
+    -*) die "points: unknown option $1" ;;
+    *) files+=("$(abspath "$1")"); shift ;;
+    esac
+  done
+  [ ${#files[@]} -gt 0 ] || die "points: give a points file (or - for stdin)"
+  for f in "${files[@]}"; do [ "$f" = - ] || check_points "$f"; done
+  need_mtc points
+  [ -n "$CHECK" ] && return
+  local err m shape s t rc args
+  err=$(mktemp) || return 1
+  for f in "${files[@]}"; do
+    if [ "$f" = - ]; then cat; else cat "$f"; fi
+  done | while read -r m shape s; do
+    case $m in '' | \#*) continue ;; esac
+    args=()
+    [ "$s" = heuristic ] || args=(--schedule "0=$s")
+    case $s in wgmma*) args+=(--arch sm_90a) ;; esac
+    [ -z "$replays" ] || args+=(--replays "$replays")
+    if t=$(timeout "$limit" "$MTC" bench "bench/graphs/woq_m$m.graph" \
+          --graph "woq_m${m}_$shape" ${args[@]+"${args[@]}"} --json \
+          < /dev/null 2> "$err"); then
+      t=$(printf '%s' "$t" | python3 -c 'import json, sys
+d = json.load(sys.stdin); k = d["graphs"][0]["kernels"][0]
+print(round(k["median_us"], 1), "us", k["schedule"], k["registers"], "regs",
+      k["local_bytes"], "local")')
+    else
+      rc=$?
+      if [ "$rc" -eq 124 ]; then t="timed out after $limit s"
+      else t=$(tail -n 1 "$err"); fi  # mtc's error, such as an illegal schedule
+    fi
+    echo "$m | $shape | $s | $t"
+  done | tee -a "$OUT/points.txt"
+  rc=$?
+  rm -f "$err"
+  return "$rc"
+}
+
+# parse_kernel_args SUB-COMMAND ALLOW_ALL ARGS: the arguments of tune, ncu
+# and bench, into the caller's ms, shape, limit (defaults set by the caller),
+# more (extra mtc arguments), flag_tune, schedule and sections.
+parse_kernel_args() {
+  local cmd=$1 allow_all=$2 v
+  shift 2
+  ms="" more=() flag_tune="" schedule="" sections=$NCU_SECTIONS
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --ms) ms=$(ms_list "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
+    --shape) shape=$(shape_arg "$1" "$(value "$1" "${2-}")" "$allow_all") || exit 2; shift 2 ;;
+    --limit) limit=$(number "$1" "${2-}") || exit 2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *)
+      case "$cmd $1" in
+      "tune --max-probes" | "bench --replays")
+        v=$(number "$1" "${2-}") || exit 2
+        more+=("$1" "$v"); shift 2 ;;
+      "tune --force") more+=(--force); shift ;;
+      "bench --tune" | "ncu --tune") flag_tune=1; shift ;;
+      "ncu --schedule") schedule=$(value "$1" "${2-}") || exit 2; shift 2 ;;
+      "ncu --sections")
+        sections=$(value "$1" "${2-}") || exit 2
+        [[ $sections =~ ^[A-Za-z]+(,[A-Za-z]+)*$ ]] ||
+          die "ncu --sections needs a comma list of section names"
+        shift 2 ;;
+      *) die "$cmd: unknown argument '$1'" ;;
+      esac ;;
+    esac
+  done
+  [ -n "$ms" ] || die "$cmd needs --ms LIST"
+  [ -z "$flag_tune" ] || [ -z "$schedule" ] || die "ncu: --tune or --schedule, not both"
+}
+
+cmd_tune() {
+  local ms shape=8192x8192 limit=90 more flag_tune schedule sections m log rc status=0
+  parse_kernel_args tune all "$@"
+  need_mtc tune
+  [ -n "$CHECK" ] && return
+  for m in $ms; do
+    log=$OUT/tune_m$m$(suffix "$shape" 8192x8192).txt
+    local graph=()
+    [ "$shape" = all ] || graph=(--graph "woq_m${m}_$shape")
+    timeout "$limit" "$MTC" tune "bench/graphs/woq_m$m.graph" \
+      ${graph[@]+"${graph[@]}"} --verbose ${more[@]+"${more[@]}"} \
+      < /dev/null > "$log" 2>&1
+    rc=$?
+    case $rc in
+    0) echo "M=$m: $(grep -E 'best|tuned' "$log" | tail -n 1)" ;;
+    124) echo "M=$m: stopped after $limit s: $(grep -E 'best|tuned' "$log" | tail -n 1)" ;;
+    *) echo "M=$m: mtc tune failed ($rc): $(tail -n 1 "$log")"; status=1 ;;
+    esac
+  done
+  return "$status"
+}
+
+cmd_ncu() {
+  local ms shape=8192x8192 limit=90 more flag_tune schedule sections m log rc status=0
+  parse_kernel_args ncu "" "$@"
+  need_mtc ncu
+  [ -n "$CHECK" ] && return
+  command -v ncu > /dev/null || { echo "ncu: not on PATH"; return 1; }
+  local sec=() run=() s
+  for s in ${sections//,/ }; do sec+=(--section "$s"); done
+  [ -z "$schedule" ] || run=(--schedule "0=$schedule")
+  case $schedule in wgmma*) run+=(--arch sm_90a) ;; esac
+  [ -z "$flag_tune" ] || run=(--tune)
+  local label=${schedule:-heuristic}
+  [ -z "$flag_tune" ] || label=tuned
+  for m in $ms; do
+    local graph=("bench/graphs/woq_m$m.graph" --graph "woq_m${m}_$shape")
+    log=$OUT/ncu_m$m$(suffix "$shape" 8192x8192).txt
+    echo "== ncu M=$m $shape ($label)"
+    if [ -n "$flag_tune" ]; then  # fill the cache, so -c 1 sees the winner
+      timeout "$limit" "$MTC" tune "${graph[@]}" < /dev/null > /dev/null 2>&1 ||
+        echo "M=$m: mtc tune did not finish; profiling what the cache holds"
+    fi
+    timeout "$limit" ncu --clock-control none "${sec[@]}" -c 1 \
+      "$MTC" run "${graph[@]}" ${run[@]+"${run[@]}"} < /dev/null > "$log" 2>&1
+    rc=$?
+    grep -E "Duration|DRAM Throughput|Memory Throughput|L1/TEX Cache Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|Executed Ipc A" "$log" | head -n 12
+    [ "$rc" -eq 0 ] || { echo "M=$m: ncu failed ($rc): $(tail -n 1 "$log")"; status=1; }
+  done
+  return "$status"
+}
+
+cmd_bench() {
+  local ms shape=all limit=120 more flag_tune schedule sections m out rc status=0
+  parse_kernel_args bench all "$@"
+  need_mtc bench
+  [ -n "$CHECK" ] && return
+  for m in $ms; do
+    local args=()
+    [ "$shape" = all ] || args+=(--graph "woq_m${m}_$shape")
+    [ -z "$flag_tune" ] || args+=(--tune)
+    out=$OUT/bench_m$m$(suffix "$shape" all)
+    timeout "$limit" "$MTC" bench "bench/graphs/woq_m$m.graph" \
+      ${args[@]+"${args[@]}"} ${more[@]+"${more[@]}"} --json \
+      < /dev/null > "$out.json" 2> "$out.err"
+    rc=$?
+    [ -s "$out.err" ] || rm -f "$out.err"
+    if [ "$rc" -ne 0 ]; then
+      echo "M=$m: mtc bench failed ($rc): $(tail -n 1 "$out.err" 2> /dev/null)"
+      status=1
+      continue
+    fi
+    python3 - "$out.json" << 'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"{d['device']}: read ceiling {d['read_ceiling_gbs']:.0f} GB/s, "
+      f"launch floor {d.get('launch_floor_us', float('nan')):.2f} us")
+for g in d["graphs"]:
+    for k in g["kernels"]:
+        print(f"  {g['graph']:<26} {k['schedule']:<40} {k['median_us']:8.2f} us "
+              f"{k['gbs']:6.0f} GB/s {k['pct_of_read_ceiling']:5.1f}% "
+              f"regs {k['registers']}")
+PY
+  done
+  return "$status"
+}
+
+cmd_grid() {
+  local ms="" shapes=8192x8192 template=() s
+  while [ $# -gt 0 ]; do
+    case $1 in
+    --ms) ms=$(value "$1" "${2-}") || exit 2; shift 2 ;;
+    --shapes) shapes=$(value "$1" "${2-}") || exit 2; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    -*) die "grid: unknown option $1" ;;
+    *) template+=("$1"); shift ;;
+    esac
+  done
+  [ -n "$ms" ] || die "grid needs --ms LIST"
+  ms_list --ms "$ms" > /dev/null || exit 2
+  for s in ${shapes//,/ }; do shape_arg --shapes "$s" "" > /dev/null || exit 2; done
+  [ ${#template[@]} -gt 0 ] || die "grid needs a schedule TEMPLATE, e.g. 'mma w{4,8} r1 kw{1,4} v16 u2 mt32 sk1'"
+  python3 - "$ms" "$shapes" "${template[*]}" << 'PY'
+import itertools, re, sys
+ms, shapes, template = sys.argv[1:]
+choices = []
+for tok in template.split():
+    m = re.fullmatch(r"([^{}]*)\{([^{}]+)\}([^{}]*)", tok)
+    if m:
+        choices.append([m[1] + v + m[3] for v in m[2].split(",")])
+    elif "{" in tok or "}" in tok:
+        print(f"device.sh: grid: one {{a,b,...}} group a field, got '{tok}'",
+              file=sys.stderr)
+        sys.exit(2)
+    else:
+        choices.append([tok])
+print(f"# bench/device.sh grid --ms {ms} --shapes {shapes} '{template}'")
+for m in map(int, ms.split(",")):
+    for shape in shapes.split(","):
+        for combo in itertools.product(*choices):
+            f = {}
+            for tok in combo[1:]:
+                t = re.fullmatch(r"([a-z]+)(\d+)", tok)
+                if t:
+                    f[t[1]] = int(t[2])
+            if f.get("kw", 1) > f.get("w", f.get("kw", 1)) or f.get("mt", 1) > m:
+                continue
+            print(m, shape, " ".join(combo))
+PY
+}
