@@ -1,103 +1,24 @@
 //===- InterpreterTest.cpp - Tests of the fp64 reference interpreter ------===//
-#include "runtime/Interpreter.h"
-
-#include "dialects/Graph/GraphOps.h"
-
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+//
+// The matrix ops (linear, matmul, transpose, weight-only int8 linear) against
+// hand-worked values and a naive loop, several outputs, thread counts, and
+// the interpreter's errors. InterpreterElementwiseTest.cpp has the
+// elementwise ops and converts, InterpreterCompareTest.cpp compare().
+//
+//===----------------------------------------------------------------------===//
+#include "InterpreterFixture.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
-#include <limits>
+#include <string>
+#include <vector>
 
 using namespace mtc;
+using namespace mtc::interpretertest;
 
 namespace {
-
-const double kNaN = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-HostTensor tensor(DType t, llvm::ArrayRef<int64_t> shape,
-                  llvm::ArrayRef<double> values) {
-  HostTensor h(t, shape);
-  EXPECT_EQ(int64_t(values.size()), h.numElements());
-  for (size_t i = 0; i < values.size(); ++i)
-    h.set(int64_t(i), values[i]);
-  return h;
-}
-
-HostTensor randomTensor(DType t, llvm::ArrayRef<int64_t> shape, uint64_t seed) {
-  HostTensor h(t, shape);
-  fillRandom(h, seed);
-  return h;
-}
-
-class InterpreterTest : public ::testing::Test {
-protected:
-  InterpreterTest() {
-    ctx.loadDialect<graph::GraphDialect>();
-    ctx.allowUnregisteredDialects();
-  }
-
-  /// Parses a module holding one graph.func and returns the func.
-  graph::FuncOp parse(llvm::StringRef text) {
-    module = mlir::parseSourceString<mlir::ModuleOp>(text, &ctx);
-    if (!module)
-      return nullptr;
-    auto funcs = module->getOps<graph::FuncOp>();
-    return funcs.empty() ? nullptr : *funcs.begin();
-  }
-
-  /// Parses and runs `text`; fails the test on any error.
-  std::vector<RefTensor> run(llvm::StringRef text,
-                             llvm::ArrayRef<HostTensor> inputs,
-                             unsigned threads = 0) {
-    graph::FuncOp func = parse(text);
-    EXPECT_TRUE(func) << "cannot parse:\n" << text.str();
-    if (!func)
-      return {};
-    llvm::Expected<std::vector<RefTensor>> out =
-        interpretGraph(func, inputs, threads);
-    if (!out) {
-      ADD_FAILURE() << llvm::toString(out.takeError());
-      return {};
-    }
-    return std::move(*out);
-  }
-
-  /// Runs `text` expecting an error, and returns its message.
-  std::string runError(llvm::StringRef text,
-                       llvm::ArrayRef<HostTensor> inputs) {
-    graph::FuncOp func = parse(text);
-    EXPECT_TRUE(func) << "cannot parse:\n" << text.str();
-    if (!func)
-      return "";
-    llvm::Expected<std::vector<RefTensor>> out = interpretGraph(func, inputs);
-    if (out) {
-      ADD_FAILURE() << "expected an error";
-      return "";
-    }
-    return llvm::toString(out.takeError());
-  }
-
-  mlir::MLIRContext ctx;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-};
-
-void expectTensor(const RefTensor &t, llvm::ArrayRef<int64_t> shape,
-                  llvm::ArrayRef<double> values) {
-  EXPECT_EQ(llvm::ArrayRef<int64_t>(t.shape), shape);
-  ASSERT_EQ(t.data.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (std::isnan(values[i]))
-      EXPECT_TRUE(std::isnan(t.data[i])) << "element " << i;
-    else
-      EXPECT_EQ(t.data[i], values[i]) << "element " << i;
-  }
-}
 
 /// out[r][n] = sum over k of x[r][k] * w[n][k], k increasing.
 std::vector<double> naiveLinear(const HostTensor &x, const HostTensor &w) {
@@ -120,7 +41,7 @@ void expectNear(const std::vector<double> &a, const std::vector<double> &b) {
 }
 
 //===----------------------------------------------------------------------===//
-// Ops
+// Matrix ops, outputs and threads
 //===----------------------------------------------------------------------===//
 
 TEST_F(InterpreterTest, Linear) {
@@ -214,142 +135,6 @@ TEST_F(InterpreterTest, MatmulAndLinearOfTransposes) {
     for (int64_t k = 0; k < 70; ++k)
       bt.set(n * 70 + k, b.get(k * 11 + n));
   expectNear(out[3].data, naiveLinear(a, bt));
-}
-
-TEST_F(InterpreterTest, BroadcastingBinaryOps) {
-  const char *ir = R"(
-    graph.func @g(%v: tensor<3xf32>, %m: tensor<2x3xf32>, %c: tensor<2x1xf32>,
-                  %r: tensor<1x3xf32>)
-        -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
-      %add = graph.add %v, %m : tensor<3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
-      %sub = graph.sub %c, %r : tensor<2x1xf32>, tensor<1x3xf32> -> tensor<2x3xf32>
-      %mul = graph.mul %m, %c : tensor<2x3xf32>, tensor<2x1xf32> -> tensor<2x3xf32>
-      %same = graph.mul %m, %m : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
-      graph.return %add, %sub, %mul, %same : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
-    })";
-  auto out = run(ir, {tensor(DType::F32, {3}, {10, 20, 30}),
-                      tensor(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6}),
-                      tensor(DType::F32, {2, 1}, {100, 200}),
-                      tensor(DType::F32, {1, 3}, {1, 2, 3})});
-  ASSERT_EQ(out.size(), 4u);
-  expectTensor(out[0], {2, 3}, {11, 22, 33, 14, 25, 36});
-  expectTensor(out[1], {2, 3}, {99, 98, 97, 199, 198, 197});
-  expectTensor(out[2], {2, 3}, {100, 200, 300, 800, 1000, 1200});
-  expectTensor(out[3], {2, 3}, {1, 4, 9, 16, 25, 36});
-}
-
-TEST_F(InterpreterTest, BroadcastingAcrossChunks) {
-  // Large enough to be split into chunks that run on several threads and
-  // start in the middle of rows.
-  HostTensor m = randomTensor(DType::BF16, {37, 1001}, 5);
-  HostTensor v = randomTensor(DType::BF16, {1001}, 6);
-  const char *ir = R"(
-    graph.func @g(%m: tensor<37x1001xbf16>, %v: tensor<1001xbf16>) -> tensor<37x1001xbf16> {
-      %y = graph.sub %v, %m : tensor<1001xbf16>, tensor<37x1001xbf16> -> tensor<37x1001xbf16>
-      graph.return %y : tensor<37x1001xbf16>
-    })";
-  auto out = run(ir, {m, v}, 3);
-  ASSERT_EQ(out.size(), 1u);
-  for (int64_t i = 0; i < 37; ++i)
-    for (int64_t j = 0; j < 1001; ++j)
-      ASSERT_EQ(out[0].data[size_t(i * 1001 + j)],
-                v.get(j) - m.get(i * 1001 + j));
-}
-
-TEST_F(InterpreterTest, ElementwiseOpsDoNotRound) {
-  // 1 + 2^-30 is not an f32, but only convert rounds.
-  const char *ir = R"(
-    graph.func @g(%a: tensor<1xf32>, %b: tensor<1xf32>) -> (tensor<1xf32>, tensor<1xf32>) {
-      %s = graph.add %a, %b : tensor<1xf32>, tensor<1xf32> -> tensor<1xf32>
-      %c = graph.convert %s : tensor<1xf32> -> tensor<1xbf16>
-      %d = graph.convert %c : tensor<1xbf16> -> tensor<1xf32>
-      %e = graph.add %d, %b : tensor<1xf32>, tensor<1xf32> -> tensor<1xf32>
-      graph.return %s, %e : tensor<1xf32>, tensor<1xf32>
-    })";
-  auto out = run(
-      ir, {tensor(DType::F32, {1}, {1}), tensor(DType::F32, {1}, {0x1p-30})});
-  ASSERT_EQ(out.size(), 2u);
-  expectTensor(out[0], {1}, {1 + 0x1p-30});
-  expectTensor(out[1], {1}, {1 + 0x1p-30});
-}
-
-TEST_F(InterpreterTest, LosslessConvertOfAComputedValueStillRounds) {
-  // bf16 -> f32 is lossless for bf16 inputs, but the sum is a double that
-  // convert must round to f32.
-  const char *ir = R"(
-    graph.func @g(%a: tensor<1xbf16>, %b: tensor<1xbf16>) -> tensor<1xf32> {
-      %s = graph.add %a, %b : tensor<1xbf16>, tensor<1xbf16> -> tensor<1xbf16>
-      %c = graph.convert %s : tensor<1xbf16> -> tensor<1xf32>
-      graph.return %c : tensor<1xf32>
-    })";
-  auto out = run(
-      ir, {tensor(DType::BF16, {1}, {1}), tensor(DType::BF16, {1}, {0x1p-30})});
-  ASSERT_EQ(out.size(), 1u);
-  expectTensor(out[0], {1}, {1});
-}
-
-TEST_F(InterpreterTest, ReluKeepsNaN) {
-  const char *ir = R"(
-    graph.func @g(%x: tensor<5xf32>) -> tensor<5xf32> {
-      %y = graph.relu %x : tensor<5xf32> -> tensor<5xf32>
-      graph.return %y : tensor<5xf32>
-    })";
-  auto out = run(ir, {tensor(DType::F32, {5}, {-1, 0, 2.5, kNaN, -kInf})});
-  ASSERT_EQ(out.size(), 1u);
-  expectTensor(out[0], {5}, {0, 0, 2.5, kNaN, 0});
-}
-
-TEST_F(InterpreterTest, Silu) {
-  const char *ir = R"(
-    graph.func @g(%x: tensor<4xf16>) -> tensor<4xf16> {
-      %y = graph.silu %x : tensor<4xf16> -> tensor<4xf16>
-      graph.return %y : tensor<4xf16>
-    })";
-  auto out = run(ir, {tensor(DType::F16, {4}, {0, 1, -2, 20})});
-  ASSERT_EQ(out.size(), 1u);
-  expectTensor(out[0], {4},
-               {0, 1 / (1 + std::exp(-1.0)), -2 / (1 + std::exp(2.0)),
-                20 / (1 + std::exp(-20.0))});
-  EXPECT_NEAR(out[0].data[1], 0.7310585786300049, 1e-15);
-}
-
-TEST_F(InterpreterTest, ConvertF32ToBF16Rounds) {
-  const char *ir = R"(
-    graph.func @g(%x: tensor<5xf32>) -> tensor<5xbf16> {
-      %y = graph.convert %x : tensor<5xf32> -> tensor<5xbf16>
-      graph.return %y : tensor<5xbf16>
-    })";
-  auto out = run(ir, {tensor(DType::F32, {5},
-                             {1 + 0x1p-8, 1 + 3 * 0x1p-8, 1 + 0x1p-8 + 0x1p-16,
-                              -(1 + 3 * 0x1p-8), kNaN})});
-  ASSERT_EQ(out.size(), 1u);
-  expectTensor(out[0], {5}, {1, 1 + 0x1p-6, 1 + 0x1p-7, -(1 + 0x1p-6), kNaN});
-}
-
-TEST_F(InterpreterTest, ConvertI8ToBF16IsExact) {
-  const char *ir = R"(
-    graph.func @g(%x: tensor<5xi8>) -> (tensor<5xbf16>, tensor<5xf32>) {
-      %y = graph.convert %x : tensor<5xi8> -> tensor<5xbf16>
-      %z = graph.convert %y : tensor<5xbf16> -> tensor<5xf32>
-      graph.return %y, %z : tensor<5xbf16>, tensor<5xf32>
-    })";
-  auto out = run(ir, {tensor(DType::I8, {5}, {-128, -1, 0, 77, 127})});
-  ASSERT_EQ(out.size(), 2u);
-  expectTensor(out[0], {5}, {-128, -1, 0, 77, 127});
-  expectTensor(out[1], {5}, {-128, -1, 0, 77, 127});
-}
-
-TEST_F(InterpreterTest, ConvertF32ToI8Saturates) {
-  const char *ir = R"(
-    graph.func @g(%x: tensor<8xf32>) -> tensor<8xi8> {
-      %y = graph.convert %x : tensor<8xf32> -> tensor<8xi8>
-      graph.return %y : tensor<8xi8>
-    })";
-  auto out =
-      run(ir, {tensor(DType::F32, {8},
-                      {3.7, -3.7, 200, -200, kNaN, 127.5, -128.5, kInf})});
-  ASSERT_EQ(out.size(), 1u);
-  expectTensor(out[0], {8}, {3, -3, 127, -128, 0, 127, -128, 127});
 }
 
 TEST_F(InterpreterTest, WeightOnlyQuantizedLinear) {
@@ -459,65 +244,6 @@ TEST_F(InterpreterTest, UnsupportedOpIsAnError) {
     })";
   std::string err = runError(ir, {HostTensor(DType::F32, {2})});
   EXPECT_EQ(err, "reference interpreter: unsupported op 'kernel.mystery'");
-}
-
-//===----------------------------------------------------------------------===//
-// compare()
-//===----------------------------------------------------------------------===//
-
-TEST(Compare, ErrorMath) {
-  HostTensor out = tensor(DType::F32, {2, 2}, {1, 2.5, -3, 0});
-  RefTensor ref{{2, 2}, {1, 2, -4, 0}};
-  Comparison c = compare(out, ref);
-  EXPECT_EQ(c.maxAbsErr, 1);
-  EXPECT_EQ(c.maxAbsRef, 4);
-  EXPECT_EQ(c.maxRelErr, 0.25);
-  EXPECT_DOUBLE_EQ(c.l2RelErr, std::sqrt(1.25 / 21));
-  EXPECT_EQ(c.nonFinite, 0);
-  EXPECT_EQ(c.worstIndex, 2);
-  EXPECT_TRUE(c.passed(0.25));
-  EXPECT_FALSE(c.passed(0.2));
-}
-
-TEST(Compare, ExactMatch) {
-  HostTensor out = tensor(DType::BF16, {3}, {1, -2, 0.5});
-  Comparison c = compare(out, RefTensor{{3}, {1, -2, 0.5}});
-  EXPECT_EQ(c.maxAbsErr, 0);
-  EXPECT_EQ(c.maxRelErr, 0);
-  EXPECT_EQ(c.l2RelErr, 0);
-  EXPECT_TRUE(c.passed(0));
-  // An all-zero reference matched exactly.
-  Comparison z = compare(HostTensor(DType::F32, {2}), RefTensor{{2}, {0, 0}});
-  EXPECT_TRUE(z.passed(0));
-  EXPECT_EQ(z.l2RelErr, 0);
-}
-
-TEST(Compare, PoisonIsNonFinite) {
-  HostTensor out = tensor(DType::F32, {4}, {1, kNaN, 3, kInf});
-  Comparison c = compare(out, RefTensor{{4}, {1, 2, 3, 4}});
-  EXPECT_EQ(c.nonFinite, 2);
-  EXPECT_EQ(c.worstIndex, 1);
-  EXPECT_EQ(c.maxAbsErr, 0);
-  EXPECT_FALSE(c.passed(1e9));
-}
-
-TEST(Compare, NonFiniteReference) {
-  // Special values the output reproduces are fine; others are counted.
-  HostTensor out = tensor(DType::F32, {4}, {kNaN, kInf, -kInf, 1});
-  Comparison same = compare(out, RefTensor{{4}, {kNaN, kInf, -kInf, 1}});
-  EXPECT_EQ(same.nonFinite, 0);
-  EXPECT_TRUE(same.passed(0));
-  Comparison diff = compare(out, RefTensor{{4}, {kNaN, -kInf, -kInf, kInf}});
-  EXPECT_EQ(diff.nonFinite, 2);
-  EXPECT_EQ(diff.worstIndex, 1);
-  EXPECT_FALSE(diff.passed(1));
-}
-
-TEST(Compare, ShapeMismatchFails) {
-  HostTensor out = tensor(DType::F32, {2}, {1, 2});
-  Comparison c = compare(out, RefTensor{{1, 2}, {1, 2}});
-  EXPECT_FALSE(c.passed(1e30));
-  EXPECT_EQ(c.maxRelErr, kInf);
 }
 
 } // namespace
