@@ -24,11 +24,11 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
   using AssignSchedulesBase::AssignSchedulesBase;
 
   void runOnOperation() override {
+    ScheduleTarget target;
+    target.wgmma = wgmma;
     getOperation().walk([&](Operation *op) {
       if (!isa<ContractOp, ElementwiseOp>(op) || op->hasAttr("schedule"))
         return;
-      ScheduleTarget target;
-      target.wgmma = wgmma;
       op->setAttr("schedule",
                   defaultSchedule(op, target).toAttr(&getContext()));
     });

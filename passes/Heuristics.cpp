@@ -157,13 +157,15 @@ defaultWgmmaSchedule(const ContractShape &c) {
   while (s.splitk < 16 && blocks * s.splitk < 100 &&
          tiles / (s.splitk * 2) >= 2 * s.stages)
     s.splitk *= 2;
-  auto ringBytes = [&](int64_t stages) {
-    return kWgmmaAlignSlack + stages * (g.stageBytes + 16);
+  auto sharedWith = [&](int64_t stages) {
+    ScheduleParams t = s;
+    t.stages = stages;
+    return contractLaunchConfig(c, t).sharedBytes();
   };
-  bool twoPerSM = 2 * ringBytes(4) <= kMaxOptinShared;
+  bool twoPerSM = 2 * sharedWith(4) <= kMaxOptinShared;
   int64_t deep = s.mtile <= 128 ? 6 : 5;
   if (s.rows == 1 && !(twoPerSM && blocks * s.splitk > 132) &&
-      ringBytes(deep) <= kMaxOptinShared)
+      sharedWith(deep) <= kMaxOptinShared)
     s.stages = deep;
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.stages > 2)
