@@ -97,7 +97,9 @@ public:
     if (attempted >= options.maxProbes ||
         result.path.size() >= 8 * size_t(options.maxProbes))
       return true;
-    if (options.budgetSeconds > 0 && now() - started >= options.budgetSeconds)
+    // The start is always measured, whatever the budget.
+    if (options.budgetSeconds > 0 && !result.path.empty() &&
+        now() - started >= options.budgetSeconds)
       result.outOfTime = true;
     return result.outOfTime;
   }

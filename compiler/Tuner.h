@@ -43,7 +43,8 @@ struct TuneOptions {
   /// this many probes in all).
   unsigned maxProbes = 150;
   /// Start no probe once this many seconds have passed since the search
-  /// began (0: no limit): the search stops with the best so far.
+  /// began (0: no limit): the search stops with the best so far. The start
+  /// schedule is measured whatever the budget.
   double budgetSeconds = 30;
   /// Seconds since an arbitrary start (tests give a fake); empty: the
   /// steady clock.

@@ -151,6 +151,20 @@ TEST(Tuner, RespectsTheTimeBudget) {
   EXPECT_EQ(r->measured, 5u);
   EXPECT_TRUE(r->outOfTime);
   EXPECT_LT(r->bestMicros, r->startMicros);
+  // A budget smaller than the time before the first probe still measures
+  // the start (here every reading of the clock takes a second).
+  TuneOptions slow;
+  double c = 0;
+  slow.clock = [&] { return c += 1; };
+  slow.budgetSeconds = 0.5;
+  auto first = coordinateDescent(
+      sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
+      [](const ScheduleParams &) { return std::string(); },
+      [](const ScheduleParams &) -> llvm::Expected<double> { return 1.0; },
+      slow);
+  ASSERT_TRUE(bool(first)) << llvm::toString(first.takeError());
+  EXPECT_EQ(first->measured, 1u);
+  EXPECT_TRUE(first->outOfTime);
   auto unlimited = search(0);
   ASSERT_TRUE(bool(unlimited));
   EXPECT_FALSE(unlimited->outOfTime);
