@@ -140,6 +140,14 @@ defaultTiledSchedule(const ContractShape &c) {
 /// than a wave of blocks could run two to a multiprocessor with four
 /// (M = 128 on 14336 x 4096: 34.6 us with four, 42.5 with six); two
 /// warpgroups keep four.
+///
+/// Clusters (bench/results/2026-12-01-cluster): two blocks sharing the
+/// activations by multicast gain 2-4% at M = 1024 and 4096 (8192 x 8192,
+/// M = 4096: 956.4 us against 995.2) and lose up to 7% on the many-block
+/// shapes at M = 128 and 256, so two warpgroups take them and one does not.
+/// At M = 64 a deep ring of eight, with clusters of two where more than a
+/// wave of blocks runs (14336 x 4096: 29.4 us; the tiled start 37.4), beats
+/// the tiled start on six of the seven suite shapes.
 static std::optional<ScheduleParams>
 defaultWgmmaSchedule(const ContractShape &c) {
   ScheduleParams s;
@@ -164,9 +172,15 @@ defaultWgmmaSchedule(const ContractShape &c) {
   };
   bool twoPerSM = 2 * sharedWith(4) <= kMaxOptinShared;
   int64_t deep = s.mtile <= 128 ? 6 : 5;
-  if (s.rows == 1 && !(twoPerSM && blocks * s.splitk > 132) &&
-      sharedWith(deep) <= kMaxOptinShared)
+  if (c.m <= 64) {
+    s.stages = 8;
+    s.cluster = s.splitk == 1 && blocks > 132 ? 2 : 1;
+  } else if (s.rows == 1 && !(twoPerSM && blocks * s.splitk > 132) &&
+             sharedWith(deep) <= kMaxOptinShared) {
     s.stages = deep;
+  }
+  if (s.rows == 2)
+    s.cluster = 2;
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;
@@ -180,9 +194,11 @@ defaultWgmmaSchedule(const ContractShape &c) {
 }
 
 /// From this many activation rows on, the heuristic start on sm_90a is the
-/// wgmma kind: at M = 64 on 8192 x 8192 the tiled start is as fast (34.7 us
-/// against wgmma's best 35.2), at M = 128 it is not (56.7 against 48.1).
-static constexpr int64_t kWgmmaFromM = 65;
+/// wgmma kind: at M = 64 it is faster than the tiled start on six of the
+/// seven suite shapes (4096 x 14336: 35.7 us against 52.9; 8192 x 8192:
+/// 35.6 against 34.7), at M = 32 on one of three
+/// (bench/results/2026-12-01-cluster).
+static constexpr int64_t kWgmmaFromM = 64;
 
 /// From this many activation rows on, the heuristic start is the tiled kind.
 /// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but

@@ -84,13 +84,18 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
       and the last block to finish runs the epilogue.
     - `regs`: the most registers a thread may use (`.maxnreg`); 0 leaves it
       to ptxas, which may trade loads in flight for occupancy.
+    - `cluster` (wgmma): thread blocks per cluster (1, 2 or 4). The blocks
+      of a cluster take neighbouring weight rows and the same activation
+      rows; each copies mtile/cluster of those rows and TMA multicasts them
+      into every block's ring, so L2 serves the activations once per
+      cluster instead of once per block.
   }];
   // One C++ parameter holds the kind and every field; the fields are the
   // rows of kScheduleFields (Schedule.h). The parser, printer and builder
   // are written once against that table (ScheduleFormat.cpp), so a new row
   // needs nothing here. The syntax is that of a struct(params) format over
   // the fields: `kind = simt, warps = 4, ...` in any order, where fields not
-  // shown at their default (`regs`, `mwarps`, `stages`) are optional and
+  // shown at their default (`regs`, `mwarps`, `stages`, `cluster`) are optional and
   // printed only when set.
   let parameters = (ins
     AttrParameter<"::mtc::kernel::ScheduleParams",

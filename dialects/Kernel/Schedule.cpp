@@ -86,7 +86,10 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     g.accPerThread =
         c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad : s.mtile * s.rows;
   }
-  g.gridN = llvm::divideCeil(c.n, g.colsPerBlock);
+  // The blocks of a cluster take consecutive column blocks: the last
+  // cluster may run past N (its copies read zeros, its stores are masked).
+  g.gridN = llvm::alignTo(llvm::divideCeil(c.n, g.colsPerBlock),
+                          std::max<int64_t>(1, s.cluster));
   g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
   // Tiled kwarps split each K tile, not the block's K range.
   g.pieces = tiled ? s.splitk : s.kwarps * s.splitk;
@@ -156,6 +159,10 @@ static std::string checkMmaSchedule(const ContractShape &c,
   if (s.mtile % 8 || s.mtile < 8 || s.mtile > 64)
     return "mma schedules need mtile to be 8, 16, 24, ... or 64 (rows of A "
            "in tiles of 8)";
+  if (!isPow2In(s.cluster, 1, 4) || s.mtile % (8 * s.cluster))
+    return "wgmma cluster must be 1, 2 or 4, dividing mtile into multiples "
+           "of 8 rows (each block of a cluster loads mtile / cluster rows of "
+           "the activations)";
   if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
     return "mtile " + std::to_string(s.mtile) +
            " exceeds M = " + std::to_string(c.m) + " rounded up to 8";
@@ -268,6 +275,10 @@ static std::string checkWgmmaSchedule(const ContractShape &c,
     return "stages must be in [2, 8]";
   if (s.mtile < 8 || s.mtile > 256 || s.mtile % 8)
     return "wgmma mtile (the N of wgmma) must be a multiple of 8 in [8, 256]";
+  if (!isPow2In(s.cluster, 1, 4) || s.mtile % (8 * s.cluster))
+    return "wgmma cluster must be 1, 2 or 4, dividing mtile into multiples "
+           "of 8 rows (each block of a cluster loads mtile / cluster rows of "
+           "the activations)";
   if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
     return "mtile " + std::to_string(s.mtile) +
            " exceeds M = " + std::to_string(c.m) + " rounded up to 8";
@@ -298,6 +309,8 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   if (s.kind != ScheduleKind::tiled && !wgmma &&
       (s.mwarps != 1 || s.stages != 1))
     return "mwarps and stages are fields of tiled schedules (1 otherwise)";
+  if (!wgmma && s.cluster != 1)
+    return "cluster is a field of wgmma schedules (1 otherwise)";
   if (s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled || wgmma) {
     // TMA reads the wgmma kind's K tiles past K as zeros.
     if (std::string e = mmaSupport(c, c.mmaAChain, c.mmaBChain, !wgmma);
@@ -387,9 +400,9 @@ std::string mtc::kernel::checkElementwiseSchedule(int64_t numElements,
   if (!isPow2In(s.vec, 1, 16))
     return "vec (elements per thread) must be a power of two in [1, 16]";
   if (s.rows != 1 || s.kwarps != 1 || s.unroll != 1 || s.mtile != 1 ||
-      s.splitk != 1)
-    return "rows, kwarps, unroll, mtile and splitk must be 1 for elementwise "
-           "kernels";
+      s.splitk != 1 || s.cluster != 1)
+    return "rows, kwarps, unroll, mtile, splitk and cluster must be 1 for "
+           "elementwise kernels";
   if (std::string e = checkRegs(s); !e.empty())
     return e;
   if (llvm::divideCeil(numElements, s.warps * 32 * s.vec) >
@@ -424,7 +437,7 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
     // per stage.
     l.dynamicSharedBytes =
         kWgmmaAlignSlack + s.stages * g.stageBytes + 16 * s.stages;
-    l.tmaOperands = {{0, kWgmmaTileK, s.mtile, 128},
+    l.tmaOperands = {{0, kWgmmaTileK, s.mtile / s.cluster, 128},
                      {1, kWgmmaTileK, g.colsPerBlock, 64}};
   }
   if (s.splitk > 1)

@@ -46,6 +46,9 @@ struct ScheduleParams {
   int64_t regs;
   /// Tiled kind: warps along M, and K tiles in the shared-memory ring.
   int64_t mwarps, stages;
+  /// wgmma kind: blocks per cluster, which share the activation tile
+  /// through TMA multicast.
+  int64_t cluster;
 
   /// A simt schedule with every field at its default.
   ScheduleParams();
@@ -194,6 +197,14 @@ inline constexpr ScheduleField kScheduleFields[] = {
      1,
      false,
      {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}, oneOf(2, 3, 4, 5, 6, 8)}},
+    // Blocks per cluster (wgmma): each loads 1/cluster of the activation
+    // tile and multicasts it to all.
+    {"cluster",
+     "cl",
+     &ScheduleParams::cluster,
+     1,
+     false,
+     {10, {}, {}, {}, oneOf(1, 2, 4)}},
 };
 inline constexpr size_t kNumScheduleFields = std::size(kScheduleFields);
 
@@ -252,7 +263,8 @@ struct ContractGeometry {
   int64_t elemsPerLoad;    // B elements one lane loads at once (vec / sizeof B)
   int64_t warpsN;          // warps along N (warps / kwarps)
   int64_t colsPerBlock;    // output columns (n) one block covers
-  int64_t gridN, gridM;    // blocks along N and along M
+  int64_t gridN, gridM;    // blocks along N (a multiple of the cluster)
+                           // and along M
   int64_t chunk;           // K elements one warp consumes per step (nk layout)
   int64_t pieces;          // K pieces: kwarps * splitk
   int64_t reduceFloats;    // shared-memory floats for the cross-warp reduction

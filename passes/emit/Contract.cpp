@@ -55,8 +55,15 @@ LogicalResult ContractEmitter::emit() {
   wn = g.band(warp, g.c32(geo.warpsN - 1));
   wk = g.lshr(warp, g.c32(llvm::Log2_64(geo.warpsN)));
   bid = g.ctaidX();
-  Value by = g.urem(bid, g.c32(geo.gridM));
-  bx = g.udiv(bid, g.c32(geo.gridM));
+  // Blocks run through M first, then N; the blocks of a cluster (its rank
+  // is the low bits of the block index) take neighbouring column blocks of
+  // the same rows of A.
+  int64_t cl = s.cluster;
+  Value rest = cl > 1 ? g.lshr(bid, g.c32(llvm::Log2_64(cl))) : bid;
+  Value by = g.urem(rest, g.c32(geo.gridM));
+  bx = g.udiv(rest, g.c32(geo.gridM));
+  if (cl > 1)
+    bx = g.add(g.mul(bx, g.c32(cl)), g.band(bid, g.c32(cl - 1)));
   Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
   m0 = g.mul(by, g.c32(s.mtile));
   assignPiece(bz);

@@ -2,7 +2,7 @@
 //
 // Issue 12; checked by lit, ptxas (sm_90a, no spills) and the GPU matrix
 // on an H200. Only for --arch sm_90a, where the heuristic picks it from
-// M = 65 (passes/Heuristics.cpp) and the tuner searches it.
+// M = 64 (passes/Heuristics.cpp) and the tuner searches it.
 //
 // The product is computed transposed, out^T = W x^T, as by the other
 // tensor-core kinds: 64 weight rows (N) per consumer warpgroup are wgmma's
@@ -30,6 +30,17 @@
 // of the warpgroup's 64 and columns 8 i + 2 t (+ 1) of the mtile, as in
 // mma.sync's C fragment; the epilogue, and split-K across blocks, run from
 // them as in every kind.
+//
+// With `cluster` > 1 the blocks of a cluster hold neighbouring weight rows
+// and the same activation rows (Contract.cpp maps the block index so).
+// Each block's producer copies its share of the activation box, mtile /
+// cluster rows, and multicasts it into the same place of every block's
+// ring, where each block's "full" mbarrier counts the bytes. A slot is
+// refilled only once the consumers of every block of the cluster have
+// released it: their warps arrive on every block's "empty" mbarrier
+// (mapa). The blocks meet (barrier.cluster) once their mbarriers are set
+// up and again before they leave, so no block's ring is written or its
+// mbarriers signalled by another after it has gone.
 //
 // Shared memory, from the first 1024-aligned byte of the dynamic segment:
 // the activation tiles of every stage, the weight tiles, then a full and an
@@ -67,6 +78,10 @@ private:
   /// Waits until phase `parity` (i32, 0 or 1) of the mbarrier at shared
   /// address `bar` has completed.
   void waitParity(Value bar, Value parity);
+  /// Every thread of every block of the cluster arrives, then waits for
+  /// the others (release, then acquire: their shared-memory writes and
+  /// mbarrier operations before it are visible after it).
+  void clusterSync();
   /// acc += A B for one k16 step: A from the four registers `a`, B from the
   /// shared-memory descriptor `desc` (i64).
   void wgmma(ArrayRef<Value> a, Value desc, MutableArrayRef<Value> acc,
@@ -84,6 +99,10 @@ emit::createWgmmaEmitter(OpBuilder &b, ContractOp op, StringRef name,
 void WgmmaEmitter::ptx(StringRef text, StringRef constraints,
                        ValueRange operands) {
   g.inlinePtx(TypeRange(), text, constraints, operands, /*sideEffects=*/true);
+}
+
+void WgmmaEmitter::clusterSync() {
+  ptx("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;", "");
 }
 
 SmallVector<Value> WgmmaEmitter::pin(ArrayRef<Value> regs, size_t ints) {
@@ -138,7 +157,7 @@ void WgmmaEmitter::wgmma(ArrayRef<Value> a, Value desc,
 }
 
 void WgmmaEmitter::emitBody() {
-  int64_t C = s.rows, MT = s.mtile, S = s.stages;
+  int64_t C = s.rows, MT = s.mtile, S = s.stages, CL = s.cluster;
   int64_t aTile = MT * kWgmmaTileK * ea, wTile = geo.weightTileBytes;
   int64_t kTiles = llvm::divideCeil(K(), kWgmmaTileK);
   bool f16 = aElem.isF16();
@@ -168,21 +187,32 @@ void WgmmaEmitter::emitBody() {
   };
 
   // Thread 0 sets up the mbarriers: "full" completes when the producer's
-  // arrival and both copies' bytes have landed, "empty" when every
-  // consumer warp has released the slot. The fences make the initialised
-  // barriers visible to the TMA unit (the async proxy) before anyone uses
-  // them.
+  // arrival and all the slot's bytes have landed, "empty" when every
+  // consumer warp has released the slot; in a cluster, every consumer warp
+  // of every block, whose copies write into all of them. The fences make
+  // the initialised barriers visible to the TMA unit (the async proxy) and
+  // to the other blocks of the cluster before anyone uses them.
   g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
     for (int64_t st = 0; st < S; ++st) {
       ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
           {fullBar(g.c32(st)), g.c32(1)});
       ptx("mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
-          {emptyBar(g.c32(st)), g.c32(4 * C)});
+          {emptyBar(g.c32(st)), g.c32(4 * C * CL)});
     }
     ptx("fence.proxy.async.shared::cta;", "");
     ptx("fence.mbarrier_init.release.cluster;", "");
   });
-  g.barrier();
+  if (CL > 1) {
+    func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                  g.b.getDenseI32ArrayAttr({int32_t(CL), 1, 1}));
+    clusterSync();
+  } else {
+    g.barrier();
+  }
+  // This block's rank in its cluster, and the part of the activation tile
+  // it copies for all of them.
+  Value rank = g.band(bid, g.c32(CL - 1));
+  int64_t aPart = aTile / CL, rowsPart = MT / CL;
 
   Value group = g.lshr(tid, g.c32(7));
   Value nBlock = g.mul(bx, g.c32(geo.colsPerBlock));
@@ -223,26 +253,40 @@ void WgmmaEmitter::emitBody() {
       [&]() -> SmallVector<Value> {
         // The producer.
         g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
-          g.forLoop(tBegin, tEnd, g.c64(1), firstPlace,
-                    [&](Value kt, ValueRange place) -> SmallVector<Value> {
-                      Value slot = place[0];
-                      // Round r waits for the consumers' release of round
-                      // r - 1 (round 0 passes: the phase "before" it).
-                      waitParity(emptyBar(slot), g.bxor(place[1], g.c32(1)));
-                      Value full = fullBar(slot);
-                      ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], "
-                          "$1;",
-                          "r,r", {full, g.c32(aTile + wTile)});
-                      Value k0 = g.trunc(g.i32, g.mul(kt, g.c64(kWgmmaTileK)));
-                      const char *copy =
-                          "cp.async.bulk.tensor.2d.shared::cluster.global."
-                          "mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], "
-                          "[$4];";
-                      ptx(copy, "r,l,r,r,r", {aSlot(slot), aMap, k0, m0, full});
-                      Value wDst = g.add(ringAddr, wSlotOffset(slot));
-                      ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
-                      return nextPlace(slot, place[1]);
-                    });
+          g.forLoop(
+              tBegin, tEnd, g.c64(1), firstPlace,
+              [&](Value kt, ValueRange place) -> SmallVector<Value> {
+                Value slot = place[0];
+                // Round r waits for the consumers' release of round
+                // r - 1 (round 0 passes: the phase "before" it).
+                waitParity(emptyBar(slot), g.bxor(place[1], g.c32(1)));
+                Value full = fullBar(slot);
+                ptx("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], "
+                    "$1;",
+                    "r,r", {full, g.c32(aTile + wTile)});
+                Value k0 = g.trunc(g.i32, g.mul(kt, g.c64(kWgmmaTileK)));
+                const char *copy =
+                    "cp.async.bulk.tensor.2d.shared::cluster.global."
+                    "mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], "
+                    "[$4];";
+                if (CL == 1) {
+                  ptx(copy, "r,l,r,r,r", {aSlot(slot), aMap, k0, m0, full});
+                } else {
+                  // Into the same place of every block's ring, each
+                  // block's "full" mbarrier counting the bytes.
+                  Value dst = g.add(aSlot(slot), g.mul(rank, g.c32(aPart)));
+                  Value m = g.add(m0, g.mul(rank, g.c32(rowsPart)));
+                  Value mask = arith::ConstantIntOp::create(
+                      g.b, g.loc, g.b.getI16Type(), (1 << CL) - 1);
+                  ptx("cp.async.bulk.tensor.2d.shared::cluster.global."
+                      "mbarrier::complete_tx::bytes.multicast::cluster "
+                      "[$0], [$1, {$2, $3}], [$4], $5;",
+                      "r,l,r,r,r,h", {dst, aMap, k0, m, full, mask});
+                }
+                Value wDst = g.add(ringAddr, wSlotOffset(slot));
+                ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
+                return nextPlace(slot, place[1]);
+              });
         });
         return {};
       },
@@ -323,12 +367,31 @@ void WgmmaEmitter::emitBody() {
               // The wait before step 3 left tile kt - 1's wgmma's done: its
               // slot goes back to the producer (each consumer warp
               // arrives; its lanes' weight loads fed them), while tile
-              // kt's run on into the next tile's conversion.
-              g.ifThen(g.andi(g.cmp(Pred::eq, lane, g.c32(0)),
+              // kt's run on into the next tile's conversion. In a cluster,
+              // lane r arrives on block r's barrier: every block's
+              // producer writes into this block's slot.
+              g.ifThen(g.andi(g.cmp(Pred::ult, lane, g.c32(CL)),
                               g.cmp(Pred::ugt, kt, tBegin)),
                        [&] {
-                         ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
-                             {emptyBar(prevSlot)});
+                         if (CL == 1) {
+                           ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
+                               {emptyBar(prevSlot)});
+                           return;
+                         }
+                         Value remote =
+                             g.inlinePtx(g.i32,
+                                         "mapa.shared::cluster.u32 $0, $1, "
+                                         "$2;",
+                                         "=r,r,r", {emptyBar(prevSlot), lane},
+                                         /*sideEffects=*/false)
+                                 .front();
+                         // Release at the CTA's scope, the default: at the
+                         // cluster's it waits for the warp's memory
+                         // operations each tile (8192 x 8192, M = 128: 98
+                         // against 46 us). The slot's reads it orders are
+                         // done: their values fed the finished wgmma's.
+                         ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];",
+                             "r", {remote});
                        });
               a.append(nextPlace(slot, parity));
               a.push_back(slot);
@@ -344,6 +407,10 @@ void WgmmaEmitter::emitBody() {
           deliver(mOf(j), nOf(j), acc[j]);
         return {};
       });
+  // No block of a cluster leaves while another may still release a slot
+  // of its ring.
+  if (CL > 1)
+    clusterSync();
   // Split-K: every thread of the block meets here; the last block to
   // arrive runs the epilogue on the totals.
   splitKFinish(count, [&](int64_t) { return isConsumer; }, mOf, nOf);

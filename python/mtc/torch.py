@@ -44,7 +44,7 @@ DEFAULT_MAX_PROBES = 4
 HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
-# sm_90a: Hopper with wgmma and TMA (the wgmma kind, picked from M = 65).
+# sm_90a: Hopper with wgmma and TMA (the wgmma kind, picked from M = 64).
 _ARCHS = {(8, 0): "sm_80", (8, 9): "sm_89", (9, 0): "sm_90a"}
 ShapeKey = Tuple[int, int, int, str, bool]  # device, N, K, dtype, bias
 

@@ -231,6 +231,13 @@ def cases(quick):
         ("silu_m64_f16", 64, 1000, 2048, "f16", "scale_bias_silu", "w8 r1 mt64 st4"),
         ("m128_sk4", 128, 4096, 4096, "bf16", "scale", "w12 r2 mt128 st4 sk4"),
         ("silu_m64_sk2", 64, 4097, 4112, "bf16", "scale_bias_silu", "w8 r1 mt64 st3 sk2"),
+        # Clusters sharing the activations by TMA multicast: a last cluster
+        # past N (4097, 4160), several row blocks (M = 256, 1000), split-K.
+        ("m128_cl2", 128, 4096, 4096, "bf16", "scale", "w8 r1 mt128 st6 cl2"),
+        ("m128_cl2_ragged_n", 128, 4097, 4096, "bf16", "scale", "w8 r1 mt128 st6 cl2"),
+        ("m256_r2_cl4", 256, 4160, 2048, "bf16", "scale", "w12 r2 mt128 st4 cl4"),
+        ("silu_m1000_cl2_sk2", 1000, 2048, 4112, "bf16", "scale_bias_silu", "w12 r2 mt192 st4 cl2 sk2"),
+        ("m64_f16_cl2", 64, 1000, 2048, "f16", "scale", "w8 r1 mt64 st4 cl2"),
     ]
     for tag, m, n, k, act, epi, s in wgmma:
         nm = f"wgmma_{tag}_{n}x{k}"

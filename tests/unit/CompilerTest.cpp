@@ -216,7 +216,7 @@ TEST(Schedule, DefaultIsAlwaysLegal) {
 }
 
 /// On an sm_90a target the start is legal too, and it is the wgmma kind
-/// from M = 65 wherever that kind can run the problem (int8 weights, K a
+/// from M = 64 wherever that kind can run the problem (int8 weights, K a
 /// multiple of 16, mma-style operand chains); elsewhere the other kinds'.
 TEST(Schedule, DefaultWithWgmmaIsLegal) {
   std::mt19937 rng(2);
@@ -242,7 +242,7 @@ TEST(Schedule, DefaultWithWgmmaIsLegal) {
     EXPECT_EQ(checkContractSchedule(c, s), "") << where;
     bool wgmmaRuns =
         defaultContractSchedule(c, ScheduleKind::wgmma, hopper).has_value();
-    EXPECT_EQ(s.kind == ScheduleKind::wgmma, c.m >= 65 && wgmmaRuns) << where;
+    EXPECT_EQ(s.kind == ScheduleKind::wgmma, c.m >= 64 && wgmmaRuns) << where;
     EXPECT_FALSE(defaultContractSchedule(c, ScheduleKind::wgmma).has_value());
     EXPECT_NE(defaultContractSchedule(c).kind, ScheduleKind::wgmma);
     wgmmaStarts += s.kind == ScheduleKind::wgmma;

@@ -1153,7 +1153,7 @@ graph.func @elementwise_vec_32(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // -----
 
 graph.func @elementwise_unroll(%x: tensor<1024xf32>) -> tensor<1024xf32> {
-  // expected-error @+1 {{'kernel.elementwise' op schedule elementwise w4 r1 kw1 v4 u2 mt1 sk1 is illegal: rows, kwarps, unroll, mtile and splitk must be 1 for elementwise kernels}}
+  // expected-error @+1 {{'kernel.elementwise' op schedule elementwise w4 r1 kw1 v4 u2 mt1 sk1 is illegal: rows, kwarps, unroll, mtile, splitk and cluster must be 1 for elementwise kernels}}
   %0 = kernel.elementwise %x : tensor<1024xf32> {indexing_maps = [affine_map<(d0) -> (d0)>], nodes = ["r"],
        schedule = #kernel.schedule<kind = elementwise, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 2, mtile = 1, splitk = 1>} -> tensor<1024xf32> {
   ^bb0(%v: f32):
