@@ -141,6 +141,10 @@ void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
   g.ifThen(ok, [&] {
     SmallVector<Value> args{acc};
     for (unsigned j = 0; j < E.size(); ++j) {
+      if (Value v = channels.lookup({j, n})) {
+        args.push_back(v);
+        continue;
+      }
       Type t = elementTypeOf(op.getEpilogueInputs()[j]);
       Value off = g.mul(epilogueOffset(j, m, n), g.c64(bytesOf(t)));
       args.push_back(g.load(t, g.gep(E[j], off), bytesOf(t), true));
@@ -150,6 +154,26 @@ void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
         g.mul(g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n)), g.c64(eo));
     g.store(v, g.gep(Out, off), eo);
   });
+}
+
+void ContractEmitter::preloadChannels(ArrayRef<Value> ns) {
+  unsigned last = op.getType().getRank() - 1;
+  for (unsigned j = 0; j < E.size(); ++j) {
+    AffineMap map = cast<AffineMapAttr>(op.getEpilogueMaps()[j]).getValue();
+    bool perChannel = llvm::all_of(map.getResults(), [&](AffineExpr e) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      return !d || d.getPosition() == last;
+    });
+    if (!perChannel)
+      continue;
+    Type t = elementTypeOf(op.getEpilogueInputs()[j]);
+    for (Value n : ns) {
+      Value clamped = g.umin(n, g.c32(N() - 1));
+      Value off =
+          g.mul(epilogueOffset(j, g.c32(0), clamped), g.c64(bytesOf(t)));
+      channels[{j, n}] = g.load(t, g.gep(E[j], off), bytesOf(t), true);
+    }
+  }
 }
 
 Value ContractEmitter::workspaceElem(Value m, Value n) {

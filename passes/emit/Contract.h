@@ -55,6 +55,8 @@ protected:
   /// Parameters: A, B, the epilogue inputs, the output, the workspace.
   mlir::Value A, B, Out, WS;
   llvm::SmallVector<mlir::Value> E;
+  /// preloadChannels' values: (epilogue input, column) -> the value.
+  llvm::DenseMap<std::pair<unsigned, mlir::Value>, mlir::Value> channels;
   /// Thread, lane, warp along N and along K, block, block along N, first
   /// output row of the block, K piece.
   mlir::Value tid, lane, wn, wk, bid, bx, m0, piece;
@@ -80,6 +82,14 @@ protected:
   /// Applies the epilogue to `acc` for output (m, n) and stores it, if the
   /// output exists.
   void writeOutput(mlir::Value m, mlir::Value n, mlir::Value acc);
+  /// Loads the per-channel epilogue inputs (those that vary with the
+  /// output's column only: scales, biases) of each column in `ns` once, at
+  /// the insertion point (unconditionally: columns past N read column
+  /// N - 1); writeOutput then takes them from here for those exact Values
+  /// of n instead of loading them for every output, until
+  /// forgetChannels(). The insertion point must dominate those calls.
+  void preloadChannels(llvm::ArrayRef<mlir::Value> ns);
+  void forgetChannels() { channels.clear(); }
   /// Workspace element for output (m, n).
   mlir::Value workspaceElem(mlir::Value m, mlir::Value n);
   /// What the owner of output (m, n) does with its block's sum: store it

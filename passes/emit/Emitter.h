@@ -55,6 +55,11 @@ public:
   std::string name;
   EmitOptions opts;
   mlir::LLVM::LLVMFuncOp func;
+  /// f32 division as div.full.f32 (2 ulp, a few instructions) instead of
+  /// IEEE division (a dozen, with a slow path). Kinds with registers to
+  /// spare turn it on: its freer schedule spills in the tiled kind at 225
+  /// registers (w4 r2 kw2 mt64 sk2 with silu: 10 bytes).
+  bool fastDivide = false;
 
   //===--------------------------------------------------------------------===//
   // The kernel function and its shared memory

@@ -157,6 +157,7 @@ void WgmmaEmitter::wgmma(ArrayRef<Value> a, Value desc,
 }
 
 void WgmmaEmitter::emitBody() {
+  fastDivide = true;
   int64_t C = s.rows, MT = s.mtile, S = s.stages, CL = s.cluster;
   int64_t aTile = MT * kWgmmaTileK * ea, wTile = geo.weightTileBytes;
   int64_t kTiles = llvm::divideCeil(K(), kWgmmaTileK);
@@ -242,7 +243,8 @@ void WgmmaEmitter::emitBody() {
   // 8 i + 2 t (+ 1 for odd q).
   Value nWarp = g.add(nBlock, rowLo);
   Value mLane = g.add(m0, g.mul(ti, g.c32(2)));
-  auto nOf = [&](int64_t j) { return g.add(nWarp, g.c32(j % 4 >= 2 ? 8 : 0)); };
+  Value nLo = nWarp, nHi = g.add(nWarp, g.c32(8));
+  auto nOf = [&](int64_t j) { return j % 4 >= 2 ? nHi : nLo; };
   auto mOf = [&](int64_t j) {
     return g.add(mLane, g.c32(8 * (j / 4) + (j % 4 & 1)));
   };
@@ -402,9 +404,14 @@ void WgmmaEmitter::emitBody() {
         SmallVector<Value> acc =
             pin(ArrayRef<Value>(carried).take_front(count), 0);
 
-        // Each output to the epilogue, or (split-K) into the workspace.
+        // Each output to the epilogue, or (split-K) into the workspace. A
+        // thread's outputs lie in two columns: their per-channel inputs
+        // are loaded once, not once per output.
+        if (s.splitk == 1)
+          preloadChannels({nLo, nHi});
         for (int64_t j = 0; j < count; ++j)
           deliver(mOf(j), nOf(j), acc[j]);
+        forgetChannels();
         return {};
       });
   // No block of a cluster leaves while another may still release a slot
