@@ -42,9 +42,10 @@ struct TuneOptions {
   /// rejected without compiling, do not count (the path holds at most 8x
   /// this many probes in all).
   unsigned maxProbes = 150;
-  /// Start no probe once this many seconds have passed since the search
-  /// began (0: no limit): the search stops with the best so far. The start
-  /// schedule is measured whatever the budget.
+  /// Start no probe that would end more than this many seconds after the
+  /// search began, were it as slow as the slowest probe so far (0: no
+  /// limit): the search stops with the best so far. The start schedule is
+  /// measured whatever the budget.
   double budgetSeconds = 30;
   /// Seconds since an arbitrary start (tests give a fake); empty: the
   /// steady clock.

@@ -171,6 +171,28 @@ TEST(Tuner, RespectsTheTimeBudget) {
   EXPECT_GT(unlimited->measured, 20u);
 }
 
+/// No probe starts that would end past the budget at the pace of the ones
+/// before: with 2 s probes, a 5 s budget runs the start and one more and
+/// stops at 4 s, not at 6.
+TEST(Tuner, StopsBeforeAProbeWouldOverrunTheBudget) {
+  double t = 0;
+  TuneOptions o;
+  o.clock = [&] { return t; };
+  o.budgetSeconds = 5;
+  auto r = coordinateDescent(
+      sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
+      [](const ScheduleParams &) { return std::string(); },
+      [&](const ScheduleParams &s) -> llvm::Expected<double> {
+        t += 2;
+        return bowl(s, sched("simt w32 r16 kw1 v16 u16 mt1 sk1"));
+      },
+      o);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->measured, 2u);
+  EXPECT_TRUE(r->outOfTime);
+  EXPECT_LE(t, 5);
+}
+
 TEST(Tuner, IllegalSchedulesDoNotUseTheBudget) {
   TuneOptions o;
   o.maxProbes = 7;

@@ -102,8 +102,9 @@ cl::opt<unsigned> maxProbes(
     cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<double> tuneSeconds(
     "tune-seconds",
-    cl::desc("Start no new probe after this many seconds of tuning a kernel "
-             "(0: no limit); the search keeps the best so far"),
+    cl::desc("Tune a kernel for at most this many seconds (0: no limit): no "
+             "probe starts that would end later at the pace of the slowest "
+             "so far; the search keeps the best"),
     cl::init(30), cl::value_desc("s"), cl::sub(tuneCmd), cl::sub(compileCmd),
     cl::sub(runCmd), cl::sub(benchCmd));
 cl::opt<bool> verbose("verbose", cl::desc("Print every probe of the search"),
