@@ -95,8 +95,8 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
   // are written once against that table (ScheduleFormat.cpp), so a new row
   // needs nothing here. The syntax is that of a struct(params) format over
   // the fields: `kind = simt, warps = 4, ...` in any order, where fields not
-  // shown at their default (`regs`, `mwarps`, `stages`, `cluster`) are optional and
-  // printed only when set.
+  // shown at their default (`regs`, `mwarps`, `stages`, `cluster`) are
+  // optional and printed only when set.
   let parameters = (ins
     AttrParameter<"::mtc::kernel::ScheduleParams",
                   "the kind and the fields of kScheduleFields">:$params);

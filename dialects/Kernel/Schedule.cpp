@@ -159,10 +159,6 @@ static std::string checkMmaSchedule(const ContractShape &c,
   if (s.mtile % 8 || s.mtile < 8 || s.mtile > 64)
     return "mma schedules need mtile to be 8, 16, 24, ... or 64 (rows of A "
            "in tiles of 8)";
-  if (!isPow2In(s.cluster, 1, 4) || s.mtile % (8 * s.cluster))
-    return "wgmma cluster must be 1, 2 or 4, dividing mtile into multiples "
-           "of 8 rows (each block of a cluster loads mtile / cluster rows of "
-           "the activations)";
   if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
     return "mtile " + std::to_string(s.mtile) +
            " exceeds M = " + std::to_string(c.m) + " rounded up to 8";
