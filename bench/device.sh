@@ -40,20 +40,25 @@
 #                    schedule string or `heuristic`, `#` comments ->
 #                    appended to points.txt as "M | NxK | SCHEDULE | time"
 #                    [--replays N] [--limit S per point, default 120]
+#                    [--arch ARCH: mtc's --arch for every point; default
+#                    sm_90a for wgmma schedules, mtc's own otherwise]
 #   tune --ms LIST   `mtc tune --verbose` -> tune_m<M>.txt [--shape NxK|all,
 #                    default 8192x8192] [--max-probes N] [--force]
 #                    [--limit S per M, default 90: a budget, not a failure]
+#                    [--arch ARCH]
 #   ncu --ms LIST    Nsight Compute profile of one kernel (`mtc run`, -c 1)
 #                    -> ncu_m<M>.txt [--shape NxK, default 8192x8192]
 #                    [--schedule 'SCHEDULE' | --tune (tunes first, then
 #                    profiles the cached winner)] [--sections A,B,...,
 #                    default SpeedOfLight,MemoryWorkloadAnalysis,
 #                    WarpStateStats,ComputeWorkloadAnalysis,Occupancy]
-#                    [--limit S, default 90]
+#                    [--limit S, default 90] [--arch ARCH, default sm_90a
+#                    for a wgmma --schedule, else mtc's: the heuristic's
+#                    kernel on sm_90a needs --arch sm_90a]
 #   bench --ms LIST  `mtc bench --json` of the suite -> bench_m<M>.json
 #                    (read ceiling, launch floor, every kernel) [--shape
 #                    NxK|all, default all] [--tune] [--replays N]
-#                    [--limit S, default 120]
+#                    [--limit S, default 120] [--arch ARCH]
 # PyTorch integration (python/mtc; bench/e2e/README.md):
 #   tests [ARGS]     python/mtc's pytest suite, GPU tests included, with
 #                    pytest ARGS -> tests.txt

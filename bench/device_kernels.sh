@@ -20,10 +20,11 @@ check_points() {
 }
 
 cmd_points() {
-  local limit=120 replays="" files=() f
+  local limit=120 replays="" arch="" files=() f
   while [ $# -gt 0 ]; do
     case $1 in
     --limit) limit=$(number "$1" "${2-}") || exit 2; shift 2 ;;
+    --arch) arch=$(arch_arg "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
     --replays) replays=$(number "$1" "${2-}") || exit 2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     -) files+=(-); shift ;;
@@ -43,7 +44,8 @@ cmd_points() {
     case $m in '' | \#*) continue ;; esac
     args=()
     [ "$s" = heuristic ] || args=(--schedule "0=$s")
-    case $s in wgmma*) args+=(--arch sm_90a) ;; esac
+    if [ -n "$arch" ]; then args+=(--arch "$arch")
+    else case $s in wgmma*) args+=(--arch sm_90a) ;; esac; fi
     [ -z "$replays" ] || args+=(--replays "$replays")
     if t=$(timeout "$limit" "$MTC" bench "bench/graphs/woq_m$m.graph" \
           --graph "woq_m${m}_$shape" ${args[@]+"${args[@]}"} --json \
@@ -64,18 +66,27 @@ print(round(k["median_us"], 1), "us", k["schedule"], k["registers"], "regs",
   return "$rc"
 }
 
+# arch_arg OPTION VALUE: an mtc --arch value (sm_80, sm_89, sm_90, sm_90a).
+arch_arg() {
+  [[ $2 =~ ^sm_[0-9]+a?$ ]] || die "$1 needs an mtc --arch value such as sm_90a, got '$2'"
+  printf '%s\n' "$2"
+}
+
 # parse_kernel_args SUB-COMMAND ALLOW_ALL ARGS: the arguments of tune, ncu
 # and bench, into the caller's ms, shape, limit (defaults set by the caller),
-# more (extra mtc arguments), flag_tune, schedule and sections.
+# more (extra mtc arguments), flag_tune, schedule, sections and arch (mtc's
+# --arch for every compile; empty: mtc's default, or sm_90a for a wgmma
+# --schedule).
 parse_kernel_args() {
   local cmd=$1 allow_all=$2 v
   shift 2
-  ms="" more=() flag_tune="" schedule="" sections=$NCU_SECTIONS
+  ms="" more=() flag_tune="" schedule="" sections=$NCU_SECTIONS arch=
   while [ $# -gt 0 ]; do
     case $1 in
     --ms) ms=$(ms_list "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
     --shape) shape=$(shape_arg "$1" "$(value "$1" "${2-}")" "$allow_all") || exit 2; shift 2 ;;
     --limit) limit=$(number "$1" "${2-}") || exit 2; shift 2 ;;
+    --arch) arch=$(arch_arg "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *)
       case "$cmd $1" in
@@ -99,7 +110,7 @@ parse_kernel_args() {
 }
 
 cmd_tune() {
-  local ms shape=8192x8192 limit=90 more flag_tune schedule sections m log rc status=0
+  local ms shape=8192x8192 limit=90 more flag_tune schedule sections arch m log rc status=0
   parse_kernel_args tune all "$@"
   need_mtc tune
   [ -n "$CHECK" ] && return
@@ -108,7 +119,8 @@ cmd_tune() {
     local graph=()
     [ "$shape" = all ] || graph=(--graph "woq_m${m}_$shape")
     timeout "$limit" "$MTC" tune "bench/graphs/woq_m$m.graph" \
-      ${graph[@]+"${graph[@]}"} --verbose ${more[@]+"${more[@]}"} \
+      ${graph[@]+"${graph[@]}"} ${arch:+--arch "$arch"} --verbose \
+      ${more[@]+"${more[@]}"} \
       < /dev/null > "$log" 2>&1
     rc=$?
     case $rc in
@@ -121,7 +133,7 @@ cmd_tune() {
 }
 
 cmd_ncu() {
-  local ms shape=8192x8192 limit=90 more flag_tune schedule sections m log rc status=0
+  local ms shape=8192x8192 limit=90 more flag_tune schedule sections arch m log rc status=0
   parse_kernel_args ncu "" "$@"
   need_mtc ncu
   [ -n "$CHECK" ] && return
@@ -129,8 +141,9 @@ cmd_ncu() {
   local sec=() run=() s
   for s in ${sections//,/ }; do sec+=(--section "$s"); done
   [ -z "$schedule" ] || run=(--schedule "0=$schedule")
-  case $schedule in wgmma*) run+=(--arch sm_90a) ;; esac
   [ -z "$flag_tune" ] || run=(--tune)
+  case $schedule in wgmma*) arch=${arch:-sm_90a} ;; esac
+  [ -z "$arch" ] || run+=(--arch "$arch")
   local label=${schedule:-heuristic}
   [ -z "$flag_tune" ] || label=tuned
   for m in $ms; do
@@ -138,7 +151,8 @@ cmd_ncu() {
     log=$OUT/ncu_m$m$(suffix "$shape" 8192x8192).txt
     echo "== ncu M=$m $shape ($label)"
     if [ -n "$flag_tune" ]; then  # fill the cache, so -c 1 sees the winner
-      timeout "$limit" "$MTC" tune "${graph[@]}" < /dev/null > /dev/null 2>&1 ||
+      timeout "$limit" "$MTC" tune "${graph[@]}" ${arch:+--arch "$arch"} \
+        < /dev/null > /dev/null 2>&1 ||
         echo "M=$m: mtc tune did not finish; profiling what the cache holds"
     fi
     timeout "$limit" ncu --clock-control none "${sec[@]}" -c 1 \
@@ -151,7 +165,7 @@ cmd_ncu() {
 }
 
 cmd_bench() {
-  local ms shape=all limit=120 more flag_tune schedule sections m out rc status=0
+  local ms shape=all limit=120 more flag_tune schedule sections arch m out rc status=0
   parse_kernel_args bench all "$@"
   need_mtc bench
   [ -n "$CHECK" ] && return
@@ -159,6 +173,7 @@ cmd_bench() {
     local args=()
     [ "$shape" = all ] || args+=(--graph "woq_m${m}_$shape")
     [ -z "$flag_tune" ] || args+=(--tune)
+    [ -z "$arch" ] || args+=(--arch "$arch")
     out=$OUT/bench_m$m$(suffix "$shape" all)
     timeout "$limit" "$MTC" bench "bench/graphs/woq_m$m.graph" \
       ${args[@]+"${args[@]}"} ${more[@]+"${more[@]}"} --json \

@@ -1,6 +1,7 @@
 """The benchmark tools' parts that run without a GPU: compare.py's report
-rebuilt from published rows, device.sh's command-line check (--dry-run) and
-the GPU matrix's case selection."""
+rebuilt from published rows, device.sh's command-line check (--dry-run),
+the arguments it gives mtc (through a fake mtc) and the GPU matrix's case
+selection."""
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,41 @@ def test_gpu_matrix_only_selects_cases(tmp_path):
                  "/bin/false", "--only", pattern])
         assert p.returncode == 2
         assert why in p.stderr
+
+
+FAKE_MTC = """#!/bin/sh
+echo "$@" >> "$(dirname "$0")/args.txt"
+echo '{"device": "fake", "read_ceiling_gbs": 1, "launch_floor_us": 1,
+  "graphs": [{"graph": "g", "kernels": [{"schedule": "s", "median_us": 1.0,
+  "gbs": 1, "pct_of_read_ceiling": 1, "registers": 1, "local_bytes": 0}]}]}'
+"""
+
+
+def test_device_sh_passes_arch_to_mtc(tmp_path):
+    # The heuristic's kernel for sm_90a (the wgmma kind from M = 64) is only
+    # what mtc compiles with --arch sm_90a: points, bench and tune pass it
+    # on; a wgmma schedule gets it without asking.
+    mtc = tmp_path / "mtc"
+    mtc.write_text(FAKE_MTC)
+    mtc.chmod(0o755)
+    points = tmp_path / "points.in"
+    points.write_text("64 8192x8192 heuristic\n"
+                      "64 8192x8192 wgmma w8 r1 mt64 st8\n")
+    p = run(["bench/device.sh", "--out", str(tmp_path / "out"), "--mtc",
+             str(mtc), "points", "--arch", "sm_90a", str(points), "bench",
+             "--ms", "64", "--shape", "8192x8192", "--arch", "sm_90a",
+             "tune", "--ms", "64", "--arch", "sm_90a", "points", str(points)])
+    assert p.returncode == 0, p.stdout + p.stderr
+    calls = (tmp_path / "args.txt").read_text().splitlines()
+    assert len(calls) == 6, calls
+    # points (both lines), bench, tune: all with --arch sm_90a
+    assert all("--arch sm_90a" in c for c in calls[:4]), calls
+    assert calls[3].startswith("tune "), calls
+    # points without --arch: mtc's default for the heuristic line, sm_90a
+    # for the wgmma schedule
+    assert "--arch" not in calls[4], calls
+    assert "--schedule 0=wgmma" in calls[5] and "--arch sm_90a" in calls[5]
+    bad = run(["bench/device.sh", "-n", "bench", "--ms", "64", "--arch",
+               "90a"])
+    assert bad.returncode == 2
+    assert "--arch needs an mtc --arch value" in bad.stderr + bad.stdout
