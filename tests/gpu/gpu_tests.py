@@ -48,10 +48,14 @@ def woq(name, m, n, k, act="bf16", epilogue="scale", form="linear",
     else:
         raise ValueError(form)
     last = "y"
-    if epilogue in ("scale", "scale_bias_silu"):
+    if epilogue in ("scale", "scale_bias_silu", "scale_residual"):
         params.append(f"scales: {act}[{n}]")
         body.append("s = mul(y, scales)")
         last = "s"
+    if epilogue == "scale_residual":  # an input per output, not per column
+        params.append(f"r: {act}[{oshape}]")
+        body.append("out = add(s, r)")
+        last = "out"
     if epilogue == "scale_bias_silu":
         params.append(f"bias: {act}[{n}]")
         body += ["b = add(s, bias)", "out = silu(b)"]
@@ -238,6 +242,10 @@ def cases(quick):
         ("m256_r2_cl4", 256, 4160, 2048, "bf16", "scale", "w12 r2 mt128 st4 cl4"),
         ("silu_m1000_cl2_sk2", 1000, 2048, 4112, "bf16", "scale_bias_silu", "w12 r2 mt192 st4 cl2 sk2"),
         ("m64_f16_cl2", 64, 1000, 2048, "f16", "scale", "w8 r1 mt64 st4 cl2"),
+        # A residual input beside the per-column scale (loaded once per
+        # column), ragged N; not yet run on a GPU (added 2026-12-01).
+        ("residual_m128", 128, 4097, 4096, "bf16", "scale_residual", "w8 r1 mt128 st6"),
+        ("residual_m200_cl2", 200, 2048, 1024, "bf16", "scale_residual", "w8 r1 mt192 st4 cl2"),
     ]
     for tag, m, n, k, act, epi, s in wgmma:
         nm = f"wgmma_{tag}_{n}x{k}"
