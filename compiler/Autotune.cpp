@@ -190,13 +190,13 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
   TuneCache cache(tuning.cacheDir);
   bool interactive = llvm::sys::Process::StandardErrIsDisplayed();
   std::vector<KernelTuning> results;
+  ScheduleTarget target;
+  target.wgmma = archHasWgmma(options.arch);
 
   for (auto [k, op] : llvm::enumerate(ops)) {
     KernelTuning kt;
     kt.kernel = k;
     kt.name = kernelName(func.getSymName(), k);
-    ScheduleTarget target;
-    target.wgmma = archHasWgmma(options.arch);
     kt.heuristic = defaultSchedule(op, target);
     TuneKey key{kernelFingerprintIR(op),
                 id->name,

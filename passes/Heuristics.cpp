@@ -170,17 +170,18 @@ defaultWgmmaSchedule(const ContractShape &c) {
     t.stages = stages;
     return contractLaunchConfig(c, t).sharedBytes();
   };
-  bool twoPerSM = 2 * sharedWith(4) <= kMaxOptinShared;
-  int64_t deep = s.mtile <= 128 ? 6 : 5;
   if (c.m <= 64) {
     s.stages = 8;
     s.cluster = s.splitk == 1 && blocks > 132 ? 2 : 1;
-  } else if (s.rows == 1 && !(twoPerSM && blocks * s.splitk > 132) &&
-             sharedWith(deep) <= kMaxOptinShared) {
-    s.stages = deep;
-  }
-  if (s.rows == 2)
+  } else if (s.rows == 1) {
+    bool twoPerSM = 2 * sharedWith(4) <= kMaxOptinShared;
+    int64_t deep = s.mtile <= 128 ? 6 : 5;
+    if (!(twoPerSM && blocks * s.splitk > 132) &&
+        sharedWith(deep) <= kMaxOptinShared)
+      s.stages = deep;
+  } else {
     s.cluster = 2;
+  }
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;

@@ -240,16 +240,16 @@ static std::string checkLaunchFits(const ContractShape &c,
   return "";
 }
 
-/// The wgmma kind: a producer warpgroup and `rows` consumer warpgroups, each
-/// multiplying 64 weight rows by the block's mtile rows of A, K tiles of 64
-/// through `stages` shared buffers filled by TMA. A's box is 64 k's of
-/// 16-bit elements, one 128-byte swizzled row per activation row; the
-/// weight's, 64 bytes per weight row.
 void mtc::kernel::deriveScheduleFields(ScheduleParams &s) {
   if (s.kind == ScheduleKind::wgmma)
     s.warps = 4 * (s.rows + 1);
 }
 
+/// The wgmma kind: a producer warpgroup and `rows` consumer warpgroups, each
+/// multiplying 64 weight rows by the block's mtile rows of A, K tiles of 64
+/// through `stages` shared buffers filled by TMA. A's box is 64 k's of
+/// 16-bit elements, one 128-byte swizzled row per activation row; the
+/// weight's, 64 bytes per weight row.
 static std::string checkWgmmaSchedule(const ContractShape &c,
                                       const ScheduleParams &s) {
   if (c.b != DType::I8)
