@@ -159,11 +159,15 @@ protected:
 
   /// Sums the accumulators of the kwarps warps that split K (each of the
   /// `slice` warps of K piece w parks them at [w][its index][j][lane] in
-  /// shared memory) and delivers them; with one K piece, delivers directly.
+  /// shared memory) and delivers them, accumulator j as output
+  /// (mmaOutputM(mWarp, j, mt), mmaOutputN(nWarp, j, mt)); with one K
+  /// piece, delivers directly. Without split-K the per-channel epilogue
+  /// inputs of the thread's columns (two per 16-row tile) are loaded once,
+  /// first, so their loads overlap the sums instead of each output's
+  /// waiting for its own.
   void deliverMma(llvm::ArrayRef<mlir::Value> acc, int64_t slice,
-                  mlir::Value warpInSlice,
-                  llvm::function_ref<mlir::Value(int64_t)> mOf,
-                  llvm::function_ref<mlir::Value(int64_t)> nOf);
+                  mlir::Value warpInSlice, mlir::Value mWarp, mlir::Value nWarp,
+                  int64_t mt);
 };
 
 //===----------------------------------------------------------------------===//

@@ -97,7 +97,5 @@ void MmaEmitter::emitBody() {
   };
   acc = unrolledLoop(cBegin, cEnd, U, acc, step);
 
-  deliverMma(
-      acc, geo.warpsN, wn, [&](int64_t j) { return mmaOutputM(m0, j, mt); },
-      [&](int64_t j) { return mmaOutputN(n0, j, mt); });
+  deliverMma(acc, geo.warpsN, wn, m0, n0, mt);
 }

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::emit;
@@ -99,10 +101,19 @@ Value TensorCoreEmitter::mmaOutputM(Value mWarp, int64_t j, int64_t mt) {
 }
 
 void TensorCoreEmitter::deliverMma(ArrayRef<Value> acc, int64_t slice,
-                                   Value warpInSlice,
-                                   function_ref<Value(int64_t)> mOf,
-                                   function_ref<Value(int64_t)> nOf) {
+                                   Value warpInSlice, Value mWarp, Value nWarp,
+                                   int64_t mt) {
   int64_t count = acc.size();
+  // Column 2 r + h: weight row g (+ 8 if h) of 16-row tile r.
+  SmallVector<Value> cols;
+  for (int64_t r = 0; r < count / (4 * mt); ++r)
+    for (int64_t h = 0; h < 2; ++h)
+      cols.push_back(mmaOutputN(nWarp, r * mt * 4 + 2 * h, mt));
+  auto nOf = [&](int64_t j) { return cols[2 * (j / (4 * mt)) + (j % 4 >= 2)]; };
+  auto mOf = [&](int64_t j) { return mmaOutputM(mWarp, j, mt); };
+  if (s.splitk == 1)
+    preloadChannels(cols);
+  auto forget = llvm::make_scope_exit([&] { forgetChannels(); });
   if (s.kwarps == 1)
     return deliverAll(count, acc, nullptr, mOf, nOf);
   Value red = sharedArray("red", g.f32, geo.reduceFloats);

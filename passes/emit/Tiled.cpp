@@ -218,8 +218,6 @@ void TiledEmitter::emitBody() {
       });
 
   Value nWarp = g.add(nBlock, wRow0), mWarp = g.add(m0, xRow0);
-  deliverMma(
-      acc, geo.warpsN * s.mwarps, g.add(g.mul(wm, g.c32(geo.warpsN)), wn),
-      [&](int64_t j) { return mmaOutputM(mWarp, j, mtw); },
-      [&](int64_t j) { return mmaOutputN(nWarp, j, mtw); });
+  deliverMma(acc, geo.warpsN * s.mwarps,
+             g.add(g.mul(wm, g.c32(geo.warpsN)), wn), mWarp, nWarp, mtw);
 }
