@@ -169,7 +169,6 @@ void WgmmaEmitter::emitBody() {
   Value smem = dynamicShared();
   Value base = sharedAddress(smem);
   Value pad = g.band(g.sub(g.c32(0), base), g.c32(kWgmmaAlignSlack - 1));
-  Value ring = g.gep(smem, g.zext64(pad));
   Value ringAddr = g.add(base, pad);
   auto aSlot = [&](Value slot) {
     return g.add(ringAddr, g.mul(slot, g.c32(aTile)));
@@ -238,7 +237,6 @@ void WgmmaEmitter::emitBody() {
   Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
   Value rowLo = g.add(g.mul(c, g.c32(kWgmmaRowsPerGroup)),
                       g.add(g.mul(w, g.c32(16)), gi));
-  Value rowHi = g.add(rowLo, g.c32(8));
   // Accumulator 4 i + q: weight row g (+ 8 for q >= 2), activation row
   // 8 i + 2 t (+ 1 for odd q).
   Value nWarp = g.add(nBlock, rowLo);
@@ -294,23 +292,35 @@ void WgmmaEmitter::emitBody() {
       },
       [&]() -> SmallVector<Value> {
         // The consumers.
-        // Where byte `col` + 2 t of weight row `row` lies in a tile, whose
-        // 64-byte swizzle moves each 16-byte piece by bits 7-8 of its
-        // offset (tiles are 512-byte aligned, so offsets and addresses
-        // agree on those bits).
-        auto wByte = [&](Value row, int64_t col) {
-          Value off = g.add(g.mul(row, g.c32(64)),
-                            g.add(g.c32(col), g.mul(ti, g.c32(2))));
-          Value bits = g.band(g.lshr(off, g.c32(7)), g.c32(3));
-          return g.bxor(off, g.shl(bits, g.c32(4)));
+        // Where the bytes of this lane lie in a weight tile, whose 64-byte
+        // swizzle moves each 16-byte piece of a 128-byte line by the line's
+        // index (bits 7-8 of the offset; tiles are 512-byte aligned, so
+        // offsets and addresses agree on them): k's 16 j + 2 t + {0, 1} of
+        // row `rowLo` are at 64 rowLo + 16 (j ^ s) + 2 t, s = bits 1-2 of
+        // the row; k's 8 on are 8 bytes on, and row rowLo + 8,
+        // whose bits 1-2 are the same, is 512 bytes on. So each tile needs
+        // one address per j, and its 16 loads take the rest as immediates.
+        Value swz = g.band(g.lshr(rowLo, g.c32(1)), g.c32(3));
+        SmallVector<Value> laneOff; // [j]
+        for (int64_t j = 0; j < 4; ++j)
+          laneOff.push_back(g.add(g.mul(rowLo, g.c32(64)),
+                                  g.add(g.shl(g.bxor(swz, g.c32(j)), g.c32(4)),
+                                        g.mul(ti, g.c32(2)))));
+        // The word of k's {0, 1, 8, 9} + 2 t of a piece at `addr` (+ `row`
+        // bytes), from two 16-bit loads through 32-bit shared addresses.
+        // Side effects keep the loads after the wait for the slot.
+        auto wordAt = [&](Value addr, int64_t row) {
+          std::string text = "{\n.reg .b16 l, h;\nld.shared.u16 l, [$1+" +
+                             std::to_string(row) + "];\nld.shared.u16 h, [$1+" +
+                             std::to_string(row + 8) +
+                             "];\nmov.b32 $0, {l, h};\n}";
+          return g.inlinePtx(g.i32, text, "=r,r", addr, /*sideEffects=*/true)
+              .front();
         };
-        // Offsets of this lane's bytes, the same in every tile.
-        SmallVector<Value> lo16, hi16; // [row * 4 + j]
-        for (Value row : {rowLo, rowHi})
-          for (int64_t j = 0; j < 4; ++j) {
-            lo16.push_back(wByte(row, 16 * j));
-            hi16.push_back(wByte(row, 16 * j + 8));
-          }
+        // The k16 step's activation descriptor: K-major, 128-byte swizzle,
+        // 8-row groups 1024 bytes apart; its start address (bits 0-13,
+        // address / 16) moves 32 bytes, 2, per step within a tile.
+        int64_t descHigh = int64_t(1024 >> 4) << 32 | int64_t(1) << 62;
 
         // The zeroed accumulators are written before the first fence. The
         // loop carries them, then the tile's place in the ring and the
@@ -325,17 +335,12 @@ void WgmmaEmitter::emitBody() {
               Value slot = iters[count], parity = iters[count + 1];
               Value prevSlot = iters[count + 2];
               waitParity(fullBar(slot), parity);
-              Value wTileOff = wSlotOffset(slot);
-              SmallVector<Value> words; // [row * 4 + j]
-              for (size_t i = 0; i < lo16.size(); ++i) {
-                auto half = [&](Value off) {
-                  Value p = g.gep(ring, g.zext64(g.add(wTileOff, off)));
-                  return arith::ExtUIOp::create(g.b, g.loc, g.i32,
-                                                g.load(g.i16, p, 2))
-                      .getResult();
-                };
-                words.push_back(
-                    g.bor(half(lo16[i]), g.shl(half(hi16[i]), g.c32(16))));
+              Value wTile = g.add(ringAddr, wSlotOffset(slot));
+              SmallVector<Value> words(8); // [row * 4 + j]
+              for (int64_t j = 0; j < 4; ++j) {
+                Value addr = g.add(wTile, laneOff[j]);
+                words[j] = wordAt(addr, 0);
+                words[4 + j] = wordAt(addr, 512);
               }
               // One commit group per k16 step. A wgmma reads its register
               // operand until it completes, and each step's fragments are
@@ -348,21 +353,17 @@ void WgmmaEmitter::emitBody() {
               // fragments are pinned before it. (The accumulators are
               // touched by nothing but wgmma's of one shape until the loop
               // ends.)
-              Value aAddr = aSlot(slot);
+              Value start =
+                  g.bor(g.band(g.lshr(aSlot(slot), g.c32(4)), g.c32(0x3FFF)),
+                        g.c32(1 << 16));
               for (int64_t j = 0; j < 4; ++j) {
                 ptx("wgmma.wait_group.sync.aligned 3;", "");
                 auto [a0, a2] = dequantPairs(words[j], f16);
                 auto [a1, a3] = dequantPairs(words[4 + j], f16);
                 SmallVector<Value> regs = pin({a0, a1, a2, a3}, 4);
                 ptx("wgmma.fence.sync.aligned;", "");
-                // K-major, 128-byte swizzle: 8-row groups 1024 bytes
-                // apart; k-step j starts 32 bytes into the rows.
-                Value start = g.zext64(
-                    g.lshr(g.band(g.add(aAddr, g.c32(32 * j)), g.c32(0x3FFFF)),
-                           g.c32(4)));
-                Value desc = g.bor(start, g.c64(int64_t(1) << 16 |
-                                                int64_t(1024 >> 4) << 32 |
-                                                int64_t(1) << 62));
+                Value desc = g.bor(g.zext64(g.add(start, g.c32(2 * j))),
+                                   g.c64(descHigh));
                 wgmma(regs, desc, a, f16);
                 ptx("wgmma.commit_group.sync.aligned;", "");
               }
