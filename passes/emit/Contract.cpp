@@ -135,10 +135,10 @@ Value ContractEmitter::epilogueOffset(unsigned j, Value m, Value n) {
   return off;
 }
 
-void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
+void ContractEmitter::writeOutput(Value m, Value n, Value acc, bool hoist) {
   Value ok =
       g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
-  g.ifThen(ok, [&] {
+  auto epilogue = [&](Value mIn, Value nIn) {
     SmallVector<Value> args{acc};
     for (unsigned j = 0; j < E.size(); ++j) {
       if (Value v = channels.lookup({j, n})) {
@@ -146,14 +146,22 @@ void ContractEmitter::writeOutput(Value m, Value n, Value acc) {
         continue;
       }
       Type t = elementTypeOf(op.getEpilogueInputs()[j]);
-      Value off = g.mul(epilogueOffset(j, m, n), g.c64(bytesOf(t)));
+      Value off = g.mul(epilogueOffset(j, mIn, nIn), g.c64(bytesOf(t)));
       args.push_back(g.load(t, g.gep(E[j], off), bytesOf(t), true));
     }
-    Value v = emitBlock(op.getEpilogue().front(), args);
+    return emitBlock(op.getEpilogue().front(), args);
+  };
+  auto store = [&](Value v) {
     Value off =
         g.mul(g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n)), g.c64(eo));
     g.store(v, g.gep(Out, off), eo);
-  });
+  };
+  if (!hoist) {
+    g.ifThen(ok, [&] { store(epilogue(m, n)); });
+    return;
+  }
+  Value v = epilogue(g.umin(m, g.c32(M() - 1)), g.umin(n, g.c32(N() - 1)));
+  g.ifThen(ok, [&] { store(v); });
 }
 
 void ContractEmitter::preloadChannels(ArrayRef<Value> ns) {
@@ -234,7 +242,7 @@ void ContractEmitter::splitKFinish(int64_t count,
                                            g.cmp(Pred::ult, n, g.c32(N()))));
       g.ifThen(ok, [&] {
         g.store(g.cf32(0), workspaceElem(m, n), 4);
-        writeOutput(m, n, totals[j]);
+        writeOutput(m, n, totals[j], /*hoist=*/false);
       });
     }
     g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)),

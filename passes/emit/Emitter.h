@@ -56,9 +56,8 @@ public:
   EmitOptions opts;
   mlir::LLVM::LLVMFuncOp func;
   /// f32 division as div.full.f32 (2 ulp, a few instructions) instead of
-  /// IEEE division (a dozen, with a slow path). Kinds with registers to
-  /// spare turn it on: its freer schedule spills in the tiled kind at 225
-  /// registers (w4 r2 kw2 mt64 sk2 with silu: 10 bytes).
+  /// IEEE division (a dozen, with a slow path): the kinds turn it on where
+  /// their registers allow.
   bool fastDivide = false;
 
   //===--------------------------------------------------------------------===//

@@ -113,6 +113,10 @@ void TensorCoreEmitter::deliverMma(ArrayRef<Value> acc, int64_t slice,
   auto mOf = [&](int64_t j) { return mmaOutputM(mWarp, j, mt); };
   if (s.splitk == 1)
     preloadChannels(cols);
+  // div.full.f32 where no split-K finish holds every total live: there its
+  // freer schedule spills (tiled w4 r2 kw2 mt64 sk2 with silu: 10 bytes at
+  // 255 registers).
+  fastDivide = s.splitk == 1;
   auto forget = llvm::make_scope_exit([&] { forgetChannels(); });
   if (s.kwarps == 1)
     return deliverAll(count, acc, nullptr, mOf, nOf);
