@@ -129,31 +129,42 @@ defaultTiledSchedule(const ContractShape &c) {
   return legal ? std::optional(s) : std::nullopt;
 }
 
+/// Above this many activation rows the wgmma start takes two consumer
+/// warpgroups of 192 rows; up to it, from 257 rows, one of 256 rows, in
+/// clusters of two: at M = 1024 that beats two of 192 on all seven suite
+/// shapes (8192 x 8192: 228.0 us against 243.8; 4096 x 4096: 52.0 against
+/// 76.1, where two of 192 make 1.5 waves of blocks), at M = 2048 on four
+/// and ties on three (within 1.4%); at M = 4096 the tuner keeps two of 192
+/// on all seven (bench/results/2026-12-01-consumer).
+static constexpr int64_t kWgmmaWideFromM = 2048;
+
 /// The heuristic wgmma start (sm_90a), from H200 points
 /// (bench/results/2026-12-01-wgmma): one consumer warpgroup with all of M as
 /// wgmma's N up to 256 rows (8192 x 8192, M = 128: 48.1 us against 61.9 for
-/// two warpgroups; M = 256: 56.2 against 62.1), beyond that two warpgroups
-/// of 192 rows (M = 1024: 248.7 us against 273.0 at 128 rows; M = 4096:
-/// 975.9 against 1130.4); split-K as the tiled start does. The ring: one
-/// warpgroup wants it deep (8192 x 8192, M = 128: 43.8 us with six stages,
-/// 48.9 with four; M = 256: 52.0 with five, 56.7 with four), unless more
-/// than a wave of blocks could run two to a multiprocessor with four
-/// (M = 128 on 14336 x 4096: 34.6 us with four, 42.5 with six); two
+/// two warpgroups; M = 256: 56.2 against 62.1), beyond that 256 rows of M
+/// per block up to kWgmmaWideFromM, then two warpgroups of 192 rows (M =
+/// 4096: 975.9 against 1130.4 at 128 rows); split-K as the tiled start
+/// does. The ring: one warpgroup wants it deep (8192 x 8192, M = 128: 43.8 us
+/// with six stages, 48.9 with four; M = 256: 52.0 with five, 56.7 with four),
+/// unless more than a wave of blocks could run two to a multiprocessor with
+/// four (M = 128 on 14336 x 4096: 34.6 us with four, 42.5 with six); two
 /// warpgroups keep four.
 ///
 /// Clusters (bench/results/2026-12-01-cluster): two blocks sharing the
 /// activations by multicast gain 2-4% at M = 1024 and 4096 (8192 x 8192,
 /// M = 4096: 956.4 us against 995.2) and lose up to 7% on the many-block
-/// shapes at M = 128 and 256, so two warpgroups take them and one does not.
-/// At M = 64 a deep ring of eight, with clusters of two where more than a
-/// wave of blocks runs (14336 x 4096: 29.4 us; the tiled start 37.4), beats
-/// the tiled start on six of the seven suite shapes.
+/// shapes at M = 128 and 256, so blocks take them from M = 257. At M = 64 a
+/// deep ring of eight, with clusters of two where more than a wave of blocks
+/// runs (14336 x 4096: 29.4 us; the tiled start 37.4), beats the tiled start on
+/// six of the seven suite shapes.
 static std::optional<ScheduleParams>
 defaultWgmmaSchedule(const ContractShape &c) {
   ScheduleParams s;
   s.kind = ScheduleKind::wgmma;
-  s.rows = c.m <= 256 ? 1 : 2;
-  s.mtile = c.m <= 256 ? int64_t(llvm::alignTo(c.m, 8)) : 192;
+  s.rows = c.m <= kWgmmaWideFromM ? 1 : 2;
+  s.mtile = c.m <= 256               ? int64_t(llvm::alignTo(c.m, 8))
+            : c.m <= kWgmmaWideFromM ? 256
+                                     : 192;
   s.kwarps = s.unroll = s.mwarps = 1;
   s.vec = 16;
   s.stages = 4;
@@ -179,9 +190,9 @@ defaultWgmmaSchedule(const ContractShape &c) {
     if (!(twoPerSM && blocks * s.splitk > 132) &&
         sharedWith(deep) <= kMaxOptinShared)
       s.stages = deep;
-  } else {
-    s.cluster = 2;
   }
+  if (c.m > 256)
+    s.cluster = 2;
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;
