@@ -288,8 +288,12 @@ constexpr int64_t kWgmmaRowsPerGroup = 64, kWgmmaTileK = 64,
 /// 4 * vec (each lane of a group of four takes vec consecutive k's).
 constexpr int64_t kMmaRowsPerTile = 16, kMmaColsPerTile = 8, kMmaChunk = 64;
 
-/// Shared memory a block may use when it opts in (H100/H200: 227 KiB).
-constexpr int64_t kMaxOptinShared = 227 * 1024;
+/// Shared memory a block may use when it opts in (H100/H200: 227 KiB), a
+/// multiprocessor's (228 KiB), and what the system keeps of it per block.
+constexpr int64_t kMaxOptinShared = 227 * 1024, kSharedPerSM = 228 * 1024,
+                  kSharedReservedPerBlock = 1024;
+/// 32-bit registers of a multiprocessor.
+constexpr int64_t kRegistersPerSM = 64 * 1024;
 
 /// Whether the body and layouts of `op` can use the mma, tiled and wgmma
 /// kinds ("" if so).

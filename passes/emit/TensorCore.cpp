@@ -117,7 +117,7 @@ void TensorCoreEmitter::deliverMma(ArrayRef<Value> acc, int64_t slice,
   // freer schedule spills (tiled w4 r2 kw2 mt64 sk2 with silu: 10 bytes at
   // 255 registers).
   fastDivide = s.splitk == 1;
-  auto forget = llvm::make_scope_exit([&] { forgetChannels(); });
+  llvm::scope_exit forget([&] { forgetChannels(); });
   if (s.kwarps == 1)
     return deliverAll(count, acc, nullptr, mOf, nOf);
   Value red = sharedArray("red", g.f32, geo.reduceFloats);

@@ -158,13 +158,22 @@ void WgmmaEmitter::wgmma(ArrayRef<Value> a, Value desc,
 
 void WgmmaEmitter::emitBody() {
   fastDivide = true;
-  // The kernel needs one block per multiprocessor, not more. Without
-  // saying so (.minnctapersm 1) ptxas squeezed the consumers into fewer
-  // registers, for an occupancy the ring rarely leaves room for, by
-  // merging each pair of weight loads as soon as it landed (4096 x 14336,
-  // M = 64: 42.3 us against 35.6; bench/results/2026-12-01-consumer).
+  // Tell ptxas how many blocks run on a multiprocessor (.minnctapersm): as
+  // many as its shared memory holds and the registers allow (a consumer
+  // thread holds mtile / 2 accumulators and about 48 other values), up to
+  // two. Told nothing, ptxas fitted the consumers into the registers of
+  // more blocks than the ring leaves room for, merging each pair of weight
+  // loads as soon as it landed (4096 x 14336, M = 64: 42.3 us against 35.6
+  // told 1); told 1 where two fit, it took the registers of the second
+  // (14336 x 4096, M = 128: 47.3 us against 33.4;
+  // bench/results/2026-12-01-consumer).
+  int64_t threads = 128 * (s.rows + 1);
+  int64_t bySmem = kSharedPerSM / (contractLaunchConfig(c, s).sharedBytes() +
+                                   kSharedReservedPerBlock);
+  int64_t byRegs = kRegistersPerSM / (threads * (s.mtile / 2 + 48));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                g.b.getI32IntegerAttr(1));
+                g.b.getI32IntegerAttr(int32_t(
+                    std::clamp<int64_t>(std::min(bySmem, byRegs), 1, 2))));
   int64_t C = s.rows, MT = s.mtile, S = s.stages, CL = s.cluster;
   int64_t aTile = MT * kWgmmaTileK * ea, wTile = geo.weightTileBytes;
   int64_t kTiles = llvm::divideCeil(K(), kWgmmaTileK);
