@@ -323,11 +323,10 @@ void WgmmaEmitter::emitBody() {
                                   g.add(g.shl(g.bxor(swz, g.c32(j)), g.c32(4)),
                                         g.mul(ti, g.c32(2)))));
         // The tile's 16 halfwords of this lane (k's 2 t + {0, 1} and + 8 of
-        // each row and k-step), all loaded by one asm through 32-bit shared
-        // addresses, one per k-step, and immediate offsets; its side effects
-        // keep the loads after the wait for the slot. Loaded by pairs and
-        // merged in between, ptxas merged each pair as soon as it landed,
-        // with few registers (4096 x 14336, M = 64: 42.5 us against 36.1).
+        // each row and k-step), loaded by one asm through 32-bit shared
+        // addresses, one per k-step, and immediate offsets (LLVM's 64-bit
+        // shared pointers cost three instructions per load); its side
+        // effects keep the loads after the wait for the slot.
         auto loadWords = [&](Value wTile) {
           std::string text;
           std::string constraints;
