@@ -100,11 +100,13 @@ public:
         result.path.size() >= 8 * size_t(options.maxProbes))
       return true;
     // The start is always measured, whatever the budget; after it, no
-    // probe starts that would end past the budget if it took as long as the
-    // longest so far (a probe compiles and times a kernel: about 0.2 to 1.5
-    // s on an H200, and the last one used to run over).
+    // probe starts that would end past the budget, less the reserve, if it
+    // took as long as the longest so far (a probe compiles and times a
+    // kernel: about 0.2 to 1.5 s on an H200, and the last one used to run
+    // over).
     if (options.budgetSeconds > 0 && !result.path.empty() &&
-        now() - started + longestProbe > options.budgetSeconds)
+        now() - started + longestProbe * (1 + options.reserveProbes) >
+            options.budgetSeconds)
       result.outOfTime = true;
     return result.outOfTime;
   }

@@ -47,6 +47,9 @@ struct TuneOptions {
   /// limit): the search stops with the best so far. The start schedule is
   /// measured whatever the budget.
   double budgetSeconds = 30;
+  /// Room the search leaves in the budget for this many more measurements
+  /// at the slowest probe's pace (the caller's final ones).
+  double reserveProbes = 0;
   /// Seconds since an arbitrary start (tests give a fake); empty: the
   /// steady clock.
   std::function<double()> clock;

@@ -193,6 +193,29 @@ TEST(Tuner, StopsBeforeAProbeWouldOverrunTheBudget) {
   EXPECT_LE(t, 5);
 }
 
+/// The reserve: with 2 s probes, a 10 s budget and room for two more
+/// measurements, the search stops at 6 s, so two more 2 s measurements
+/// (the caller's final ones) still end within the budget.
+TEST(Tuner, LeavesTheReserveOfTheBudget) {
+  double t = 0;
+  TuneOptions o;
+  o.clock = [&] { return t; };
+  o.budgetSeconds = 10;
+  o.reserveProbes = 2;
+  auto r = coordinateDescent(
+      sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
+      [](const ScheduleParams &) { return std::string(); },
+      [&](const ScheduleParams &s) -> llvm::Expected<double> {
+        t += 2;
+        return bowl(s, sched("simt w32 r16 kw1 v16 u16 mt1 sk1"));
+      },
+      o);
+  ASSERT_TRUE(bool(r));
+  EXPECT_EQ(r->measured, 3u);
+  EXPECT_TRUE(r->outOfTime);
+  EXPECT_LE(t + 2 * 2, 10);
+}
+
 TEST(Tuner, IllegalSchedulesDoNotUseTheBudget) {
   TuneOptions o;
   o.maxProbes = 7;
