@@ -116,8 +116,8 @@ static std::string checkRegs(const ScheduleParams &s) {
   if (s.regs != 0 && s.regs != 255 && (s.regs < 32 || s.regs % 8))
     return "regs must be 0 (ptxas decides), a multiple of 8 in [32, 248], "
            "or 255";
-  // 64K registers per SM: a block must fit.
-  if (s.regs && s.regs * s.warps * 32 > 65536)
+  // A block must fit in the registers of a multiprocessor.
+  if (s.regs && s.regs * s.warps * 32 > kRegistersPerSM)
     return "regs " + std::to_string(s.regs) + " x " +
            std::to_string(s.warps * 32) +
            " threads exceeds the 64K registers of a multiprocessor";
@@ -286,7 +286,8 @@ static std::string checkWgmmaSchedule(const ContractShape &c,
   // addresses (ptxas: 123 to 126 registers at mtile 128, 189 at 256), within
   // what the block's threads may each have of the 64K registers.
   int64_t regs = s.mtile / 2 + 64;
-  int64_t limit = std::min<int64_t>(255, 65536 / (s.warps * 32)) / 8 * 8;
+  int64_t limit =
+      std::min<int64_t>(255, kRegistersPerSM / (s.warps * 32)) / 8 * 8;
   if (s.regs)
     limit = std::min(limit, s.regs);
   if (regs > limit)

@@ -167,7 +167,7 @@ void WgmmaEmitter::emitBody() {
   // told 1); told 1 where two fit, it took the registers of the second
   // (14336 x 4096, M = 128: 47.3 us against 33.4;
   // bench/results/2026-12-01-consumer).
-  int64_t threads = 128 * (s.rows + 1);
+  int64_t threads = s.warps * 32;
   int64_t bySmem = kSharedPerSM / (contractLaunchConfig(c, s).sharedBytes() +
                                    kSharedReservedPerBlock);
   int64_t byRegs = kRegistersPerSM / (threads * (s.mtile / 2 + 48));

@@ -171,15 +171,12 @@ TEST(Tuner, RespectsTheTimeBudget) {
   EXPECT_GT(unlimited->measured, 20u);
 }
 
-/// No probe starts that would end past the budget at the pace of the ones
-/// before: with 2 s probes, a 5 s budget runs the start and one more and
-/// stops at 4 s, not at 6.
-TEST(Tuner, StopsBeforeAProbeWouldOverrunTheBudget) {
-  double t = 0;
-  TuneOptions o;
+/// A search on a fake clock `t` whose every probe takes 2 s.
+static llvm::Expected<TuneResult> searchTwoSecondProbes(TuneOptions o,
+                                                        double &t) {
+  t = 0;
   o.clock = [&] { return t; };
-  o.budgetSeconds = 5;
-  auto r = coordinateDescent(
+  return coordinateDescent(
       sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
       [](const ScheduleParams &) { return std::string(); },
       [&](const ScheduleParams &s) -> llvm::Expected<double> {
@@ -187,6 +184,16 @@ TEST(Tuner, StopsBeforeAProbeWouldOverrunTheBudget) {
         return bowl(s, sched("simt w32 r16 kw1 v16 u16 mt1 sk1"));
       },
       o);
+}
+
+/// No probe starts that would end past the budget at the pace of the ones
+/// before: with 2 s probes, a 5 s budget runs the start and one more and
+/// stops at 4 s, not at 6.
+TEST(Tuner, StopsBeforeAProbeWouldOverrunTheBudget) {
+  double t;
+  TuneOptions o;
+  o.budgetSeconds = 5;
+  auto r = searchTwoSecondProbes(o, t);
   ASSERT_TRUE(bool(r));
   EXPECT_EQ(r->measured, 2u);
   EXPECT_TRUE(r->outOfTime);
@@ -197,19 +204,11 @@ TEST(Tuner, StopsBeforeAProbeWouldOverrunTheBudget) {
 /// measurements, the search stops at 6 s, so two more 2 s measurements
 /// (the caller's final ones) still end within the budget.
 TEST(Tuner, LeavesTheReserveOfTheBudget) {
-  double t = 0;
+  double t;
   TuneOptions o;
-  o.clock = [&] { return t; };
   o.budgetSeconds = 10;
   o.reserveProbes = 2;
-  auto r = coordinateDescent(
-      sched("simt w1 r1 kw1 v4 u1 mt1 sk1"),
-      [](const ScheduleParams &) { return std::string(); },
-      [&](const ScheduleParams &s) -> llvm::Expected<double> {
-        t += 2;
-        return bowl(s, sched("simt w32 r16 kw1 v16 u16 mt1 sk1"));
-      },
-      o);
+  auto r = searchTwoSecondProbes(o, t);
   ASSERT_TRUE(bool(r));
   EXPECT_EQ(r->measured, 3u);
   EXPECT_TRUE(r->outOfTime);
