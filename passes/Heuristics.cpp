@@ -15,6 +15,13 @@ using namespace mtc::kernel;
 
 static ScheduleParams defaultSimtSchedule(const ContractShape &c);
 
+/// The multiprocessors of the H200 the heuristics were fitted on: a wave of
+/// blocks at one per multiprocessor.
+static constexpr int64_t kNumSMs = 132;
+/// About this many wgmma blocks keep the machine busy enough (split-K and
+/// two warpgroups of rows stop short of it, bench/results/2026-12-01-wgmma).
+static constexpr int64_t kWgmmaFillBlocks = 100;
+
 /// Shrinks `s` one `shrink` step at a time until it is legal for `c`;
 /// `shrink` returns false when nothing is left to give. True if `s` ended up
 /// legal.
@@ -53,7 +60,7 @@ defaultMmaSchedule(const ContractShape &c) {
       llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
   int64_t chunks = c.k / (4 * s.vec);
   s.kwarps = 1;
-  while (s.kwarps < 8 && tiles * s.kwarps < 16 * 132 &&
+  while (s.kwarps < 8 && tiles * s.kwarps < 16 * kNumSMs &&
          chunks / (s.kwarps * 2) >= 4)
     s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
@@ -129,77 +136,98 @@ defaultTiledSchedule(const ContractShape &c) {
   return legal ? std::optional(s) : std::nullopt;
 }
 
-/// Above this many activation rows the wgmma start takes two consumer
-/// warpgroups of 192 rows; up to it, from 257 rows, one of 256 rows, in
-/// clusters of two: at M = 1024 that beats two of 192 on all seven suite
-/// shapes (8192 x 8192: 228.0 us against 243.8; 4096 x 4096: 52.0 against
-/// 76.1, where two of 192 make 1.5 waves of blocks), at M = 2048 on four
-/// and ties on three (within 1.4%); at M = 4096 the tuner keeps two of 192
-/// on all seven (bench/results/2026-12-01-consumer).
-static constexpr int64_t kWgmmaWideFromM = 2048;
-
 /// The heuristic wgmma start (sm_90a), from H200 points
-/// (bench/results/2026-12-01-wgmma): one consumer warpgroup with all of M as
-/// wgmma's N up to 256 rows (8192 x 8192, M = 128: 48.1 us against 61.9 for
-/// two warpgroups; M = 256: 56.2 against 62.1), beyond that 256 rows of M
-/// per block up to kWgmmaWideFromM, then two warpgroups of 192 rows (M =
-/// 4096: 975.9 against 1130.4 at 128 rows); split-K as the tiled start
-/// does. The ring: one warpgroup wants it deep (8192 x 8192, M = 128: 43.8 us
-/// with six stages, 48.9 with four; M = 256: 52.0 with five, 56.7 with four),
-/// unless more than a wave of blocks could run two to a multiprocessor with
-/// four (M = 128 on 14336 x 4096: 34.6 us with four, 42.5 with six); two
-/// warpgroups keep four.
+/// (bench/results/2026-12-01-wgmma, -cluster, -consumer and -turns).
 ///
-/// Clusters (bench/results/2026-12-01-cluster): two blocks sharing the
-/// activations by multicast gain 2-4% at M = 1024 and 4096 (8192 x 8192,
-/// M = 4096: 956.4 us against 995.2) and lose up to 7% on the many-block
-/// shapes at M = 128 and 256, so blocks take them from M = 257. At M = 64 a
-/// deep ring of eight, with clusters of two where more than a wave of blocks
-/// runs (14336 x 4096: 29.4 us; the tiled start 37.4), beats the tiled start on
-/// six of the seven suite shapes.
+/// Up to M = 256 a block holds all of M as wgmma's N, with one row of
+/// consumer warpgroups. Where the output tiles (split-K included) fit one
+/// wave of 132 multiprocessors, two warpgroups take turns at the K tiles
+/// (kwarps 2), split-K going only as far as that wave, with a ring of eight
+/// (six at mtile > 128): 6144 x 4096 at M = 128 takes 19.2 us against 26.8
+/// for split-K 2's 192 blocks, 8192 x 8192 at M = 64 30.5 against 32.1.
+/// Past 128 rows, turns only where split-K 2 would overrun the wave
+/// (6144 x 4096 at M = 256: 28.8 against 42.9; 8192 x 8192: 55.7 against
+/// 50.6). Otherwise split-K fills about 100 blocks, and the ring is deep
+/// unless more than a wave could run two to a multiprocessor (M = 128 on
+/// 14336 x 4096: 34.6 us with four stages, 42.5 with six).
+///
+/// Above M = 256, two warpgroups of 64 weight rows by 256 of M (the
+/// consumers take the producer's registers, setmaxnreg) in clusters of two
+/// sharing the activations, where that makes about 100 blocks: 8192 x 8192
+/// at M = 1024 takes 196.0 us against 220.2 for one warpgroup of 256, and
+/// 831.0 against 952.5 for two of 192 at M = 4096. Fewer blocks take one
+/// warpgroup of 256 (4096 x 4096 at M = 512 would make 64).
+///
+/// Clusters gain 2-4% at M >= 1024 and lose up to 7% on the many-block
+/// shapes at M = 128 and 256; at M = 64 a cluster of two shares the
+/// activations where more than a wave runs without split-K (14336 x 4096:
+/// 29.4 us against 37.4 for the tiled start).
 static std::optional<ScheduleParams>
 defaultWgmmaSchedule(const ContractShape &c) {
   ScheduleParams s;
   s.kind = ScheduleKind::wgmma;
-  s.rows = c.m <= kWgmmaWideFromM ? 1 : 2;
-  s.mtile = c.m <= 256               ? int64_t(llvm::alignTo(c.m, 8))
-            : c.m <= kWgmmaWideFromM ? 256
-                                     : 192;
-  s.kwarps = s.unroll = s.mwarps = 1;
+  s.rows = s.kwarps = s.unroll = s.mwarps = 1;
+  s.mtile = c.m <= 256 ? int64_t(llvm::alignTo(c.m, 8)) : 256;
   s.vec = 16;
   s.stages = 4;
   s.splitk = 1;
+  auto blocksOf = [&](const ScheduleParams &t) {
+    ScheduleParams u = t;
+    deriveScheduleFields(u);
+    ContractGeometry g = contractGeometry(c, u);
+    return g.gridN * g.gridM;
+  };
+  if (c.m > 256) {
+    ScheduleParams two = s;
+    two.rows = 2;
+    if (blocksOf(two) >= kWgmmaFillBlocks)
+      s.rows = 2;
+  }
   deriveScheduleFields(s);
-  ContractGeometry g = contractGeometry(c, s);
-  int64_t blocks = g.gridN * g.gridM;
+  int64_t blocks = blocksOf(s);
   int64_t tiles = llvm::divideCeil(c.k, kWgmmaTileK);
-  while (s.splitk < 16 && blocks * s.splitk < 100 &&
-         tiles / (s.splitk * 2) >= 2 * s.stages)
-    s.splitk *= 2;
+  auto splitWhile = [&](auto more) {
+    while (s.splitk < 16 && more(blocks * s.splitk) &&
+           tiles / (s.splitk * 2) >= 2 * s.stages)
+      s.splitk *= 2;
+  };
+  splitWhile([](int64_t b) { return b < kWgmmaFillBlocks; });
   auto sharedWith = [&](int64_t stages) {
     ScheduleParams t = s;
     t.stages = stages;
     return contractLaunchConfig(c, t).sharedBytes();
   };
-  if (c.m <= 64) {
+  bool turns = c.m <= 256 && blocks <= kNumSMs &&
+               (s.mtile <= 128 || blocks * s.splitk > kNumSMs);
+  if (turns) {
+    s.kwarps = 2;
+    s.stages = s.mtile <= 128 ? 8 : 6;
+    s.splitk = 1;
+    splitWhile([](int64_t b) { return 2 * b <= kNumSMs; });
+  } else if (c.m <= 64) {
     s.stages = 8;
-    s.cluster = s.splitk == 1 && blocks > 132 ? 2 : 1;
-  } else if (s.rows == 1) {
+    s.cluster = s.splitk == 1 && blocks > kNumSMs ? 2 : 1;
+  } else if (c.m <= 256) {
     bool twoPerSM = 2 * sharedWith(4) <= kMaxOptinShared;
     int64_t deep = s.mtile <= 128 ? 6 : 5;
-    if (!(twoPerSM && blocks * s.splitk > 132) &&
+    if (!(twoPerSM && blocks * s.splitk > kNumSMs) &&
         sharedWith(deep) <= kMaxOptinShared)
       s.stages = deep;
-  }
-  if (c.m > 256)
+  } else {
+    s.stages = s.rows == 2 ? 4 : 5;
     s.cluster = 2;
+  }
+  deriveScheduleFields(s);
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
-    if (s.stages > 2)
+    if (s.stages > 2 * s.kwarps)
       --s.stages;
+    else if (s.kwarps > 1)
+      s.kwarps /= 2;
     else if (s.mtile > 8)
       s.mtile -= 8;
     else
       return false;
+    deriveScheduleFields(s);
     return true;
   });
   return legal ? std::optional(s) : std::nullopt;
@@ -273,9 +301,10 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
     s.rows = s.mtile <= 2 ? 2 : 1;
     s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
   }
-  // Too few blocks to fill 132 SMs: narrow each block first.
+  // Too few blocks to fill the SMs: narrow each block first.
   while (s.rows > 1 &&
-         contractGeometry(c, s).gridN * contractGeometry(c, s).gridM < 2 * 132)
+         contractGeometry(c, s).gridN * contractGeometry(c, s).gridM <
+             2 * kNumSMs)
     s.rows /= 2;
   // Back off until the schedule is legal (small or odd problems).
   bool legal = shrinkUntilLegal(c, s, [eb](ScheduleParams &s) {

@@ -91,15 +91,17 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   g.gridN = llvm::alignTo(llvm::divideCeil(c.n, g.colsPerBlock),
                           std::max<int64_t>(1, s.cluster));
   g.gridM = llvm::divideCeil(c.m, std::max<int64_t>(1, s.mtile));
-  // Tiled kwarps split each K tile, not the block's K range.
-  g.pieces = tiled ? s.splitk : s.kwarps * s.splitk;
+  // Tiled kwarps split each K tile, wgmma's take turns at the block's K
+  // tiles: neither splits the block's K range.
+  g.pieces =
+      tiled || s.kind == ScheduleKind::wgmma ? s.splitk : s.kwarps * s.splitk;
   g.reduceFloats = 0;
   g.stageBytes = g.weightTileBytes = 0;
   if (tiled || s.kind == ScheduleKind::wgmma) {
     g.weightTileBytes = g.colsPerBlock * g.chunk * dtypeBytes(c.b);
     g.stageBytes = g.weightTileBytes + s.mtile * g.chunk * dtypeBytes(c.a);
   }
-  if (s.kwarps > 1) {
+  if (s.kwarps > 1 && s.kind != ScheduleKind::wgmma) {
     if (s.kind == ScheduleKind::mma || tiled)
       g.reduceFloats = s.warps * g.accPerThread * 32;
     else
@@ -242,13 +244,37 @@ static std::string checkLaunchFits(const ContractShape &c,
 
 void mtc::kernel::deriveScheduleFields(ScheduleParams &s) {
   if (s.kind == ScheduleKind::wgmma)
-    s.warps = 4 * (s.rows + 1);
+    s.warps = 4 * (s.rows * s.kwarps + 1);
 }
 
-/// The wgmma kind: a producer warpgroup and `rows` consumer warpgroups, each
-/// multiplying 64 weight rows by the block's mtile rows of A, K tiles of 64
-/// through `stages` shared buffers filled by TMA. A's box is 64 k's of
-/// 16-bit elements, one 128-byte swizzled row per activation row; the
+WgmmaRegisters mtc::kernel::wgmmaRegisters(const ScheduleParams &s) {
+  WgmmaRegisters r;
+  int64_t threads = s.warps * 32;
+  r.perConsumer = s.mtile / 2 + kWgmmaOtherRegisters;
+  int64_t uniform = std::min<int64_t>(255, kRegistersPerSM / threads) / 8 * 8;
+  if (s.regs)
+    uniform = std::min(uniform, s.regs);
+  r.consumerLimit = uniform;
+  if (r.perConsumer > uniform && !s.regs) {
+    // The producer warpgroup gives registers back (setmaxnreg) for the
+    // consumers to take. They come from the block's own: setmaxnreg.inc
+    // waits until the block has them (asking for more hung the GPU matrix's
+    // rows 2 x kwarps 2 case, 640 threads at 96).
+    r.launch = uniform;
+    int64_t consumers = threads - 128;
+    r.consumerLimit =
+        std::min<int64_t>(kWgmmaMaxRegisters,
+                          (uniform * threads - 128 * kWgmmaProducerRegisters) /
+                              consumers / 8 * 8);
+  }
+  return r;
+}
+
+/// The wgmma kind: a producer warpgroup and rows x kwarps consumer
+/// warpgroups, each multiplying 64 weight rows by the block's mtile rows of
+/// A, K tiles of 64 through `stages` shared buffers filled by TMA; the
+/// kwarps warpgroups of the same rows take turns at the K tiles. A's box is 64
+/// k's of 16-bit elements, one 128-byte swizzled row per activation row; the
 /// weight's, 64 bytes per weight row.
 static std::string checkWgmmaSchedule(const ContractShape &c,
                                       const ScheduleParams &s) {
@@ -256,19 +282,29 @@ static std::string checkWgmmaSchedule(const ContractShape &c,
     return "wgmma schedules take int8 weights (converted in registers)";
   if (s.rows != 1 && s.rows != 2)
     return "wgmma rows (consumer warpgroups of 64 weight rows) must be 1 or 2";
-  if (s.warps != 4 * (s.rows + 1))
-    return "wgmma schedules need warps = 4 * (rows + 1): a producer "
-           "warpgroup and rows consumer warpgroups (warps " +
-           std::to_string(4 * (s.rows + 1)) + " for rows " +
-           std::to_string(s.rows) + ")";
-  if (s.kwarps != 1 || s.unroll != 1 || s.mwarps != 1 || s.vec != 16)
-    return "wgmma schedules take kwarps, unroll and mwarps 1 and vec 16";
+  if (!isPow2In(s.kwarps, 1, 4) || s.rows * s.kwarps > 4)
+    return "wgmma kwarps (consumer warpgroups taking turns at the K tiles) "
+           "must be 1, 2 or 4, with rows x kwarps at most 4";
+  if (s.warps != 4 * (s.rows * s.kwarps + 1))
+    return "wgmma schedules need warps = 4 * (rows * kwarps + 1): a "
+           "producer warpgroup and rows x kwarps consumer warpgroups (warps " +
+           std::to_string(4 * (s.rows * s.kwarps + 1)) + " for rows " +
+           std::to_string(s.rows) + " and kwarps " + std::to_string(s.kwarps) +
+           ")";
+  if (s.unroll != 1 || s.mwarps != 1 || s.vec != 16)
+    return "wgmma schedules take unroll and mwarps 1 and vec 16";
   int64_t kTiles = llvm::divideCeil(c.k, kWgmmaTileK);
   if (!isPow2In(s.splitk, 1, 64) || s.splitk > kTiles)
     return "wgmma splitk must be a power of two in [1, 64] and at most the " +
            std::to_string(kTiles) + " K tiles of 64";
   if (s.stages < 2 || s.stages > 8)
     return "stages must be in [2, 8]";
+  if (s.stages < 2 * s.kwarps)
+    return "wgmma kwarps " + std::to_string(s.kwarps) + " needs at least " +
+           std::to_string(2 * s.kwarps) +
+           " stages (two K tiles in flight per consumer warpgroup)";
+  // (So the ring, S (64 rows 64 + 128 mtile) bytes, holds the (kwarps - 1)
+  // rows 64 mtile f32 sums the warpgroups that took turns add through it.)
   if (s.mtile < 8 || s.mtile > 256 || s.mtile % 8)
     return "wgmma mtile (the N of wgmma) must be a multiple of 8 in [8, 256]";
   if (!isPow2In(s.cluster, 1, 4) || s.mtile % (8 * s.cluster))
@@ -284,17 +320,13 @@ static std::string checkWgmmaSchedule(const ContractShape &c,
            "bytes)";
   // The accumulators, then the weight's words, their conversion and the
   // addresses (ptxas: 123 to 126 registers at mtile 128, 189 at 256), within
-  // what the block's threads may each have of the 64K registers.
-  int64_t regs = s.mtile / 2 + 64;
-  int64_t limit =
-      std::min<int64_t>(255, kRegistersPerSM / (s.warps * 32)) / 8 * 8;
-  if (s.regs)
-    limit = std::min(limit, s.regs);
-  if (regs > limit)
-    return "needs about " + std::to_string(regs) +
-           " registers per thread, more than the " + std::to_string(limit) +
-           " each of its " + std::to_string(s.warps * 32) +
-           " threads can have; it would spill";
+  // what each consumer thread may have of the 64K registers.
+  WgmmaRegisters r = wgmmaRegisters(s);
+  if (r.perConsumer > r.consumerLimit)
+    return "needs about " + std::to_string(r.perConsumer) +
+           " registers per consumer thread, more than the " +
+           std::to_string(r.consumerLimit) + " each can have (of " +
+           std::to_string(s.warps * 32) + " threads); it would spill";
   return "";
 }
 

@@ -144,7 +144,8 @@ inline constexpr ScheduleField kScheduleFields[] = {
      &ScheduleParams::kwarps,
      1,
      true,
-     {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}, {}}},
+     // wgmma: consumer warpgroups taking turns at the K tiles.
+     {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}, oneOf(1, 2)}},
     {"vec",
      "v",
      &ScheduleParams::vec,
@@ -243,10 +244,29 @@ struct LaunchConfig {
   std::vector<TmaOperand> tmaOperands;
 };
 
-/// Sets the fields a kind ties to others (wgmma: warps = 4 * (rows + 1), a
-/// producer warpgroup and `rows` consumers), so that a tuner step on one
-/// field keeps the schedule well formed.
+/// Sets the fields a kind ties to others (wgmma: warps = 4 * (rows * kwarps
+/// + 1), a producer warpgroup and rows x kwarps consumers), so that a tuner
+/// step on one field keeps the schedule well formed.
 void deriveScheduleFields(ScheduleParams &s);
+
+/// A wgmma consumer thread holds mtile / 2 accumulators and about this many
+/// other values (the weight's words, their conversion, addresses).
+constexpr int64_t kWgmmaOtherRegisters = 64;
+/// What setmaxnreg leaves the producer warpgroup, and the most it may give
+/// a thread.
+constexpr int64_t kWgmmaProducerRegisters = 40, kWgmmaMaxRegisters = 256;
+
+/// The registers of a wgmma schedule's threads. Where the consumers need
+/// more than an even share of the 64K (launch != 0), the kernel launches
+/// with `launch` per thread, the producer warpgroup gives all but
+/// kWgmmaProducerRegisters back, and the consumers raise theirs to
+/// consumerLimit (setmaxnreg).
+struct WgmmaRegisters {
+  int64_t perConsumer;   // what a consumer thread needs, about
+  int64_t consumerLimit; // what it may have
+  int64_t launch = 0;    // .maxnreg when the warpgroups trade
+};
+WgmmaRegisters wgmmaRegisters(const ScheduleParams &s);
 
 /// Why `s` cannot run `op` ("" if it can).
 std::string checkSchedule(mlir::Operation *op, const ScheduleParams &s);

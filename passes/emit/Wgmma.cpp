@@ -31,6 +31,13 @@
 // mma.sync's C fragment; the epilogue, and split-K across blocks, run from
 // them as in every kind.
 //
+// With `kwarps` > 1, kwarps warpgroups share each 64 weight rows and take
+// turns at the block's K tiles (q, q + kwarps, ...): more warps convert
+// weights on each multiprocessor where too few blocks fill the machine,
+// without split-K's trip through global memory. At the end they add their
+// sums through the ring. Where the consumers then need more registers than
+// an even share, the producer warpgroup gives its own up (setmaxnreg).
+//
 // With `cluster` > 1 the blocks of a cluster hold neighbouring weight rows
 // and the same activation rows (Contract.cpp maps the block index so).
 // Each block's producer copies its share of the activation box, mtile /
@@ -170,11 +177,40 @@ void WgmmaEmitter::emitBody() {
   int64_t threads = s.warps * 32;
   int64_t bySmem = kSharedPerSM / (contractLaunchConfig(c, s).sharedBytes() +
                                    kSharedReservedPerBlock);
-  int64_t byRegs = kRegistersPerSM / (threads * (s.mtile / 2 + 48));
+  // (Warpgroups that take turns hold their sums and the turns' loop besides:
+  // there the estimate of the legality check, which has room for them; at
+  // 48 the split-K finish spilled, M = 64 with SiLU at 80 registers.)
+  WgmmaRegisters regs = wgmmaRegisters(s);
+  int64_t byRegs =
+      kRegistersPerSM /
+      (threads * (s.kwarps > 1 ? regs.perConsumer : s.mtile / 2 + 48));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 g.b.getI32IntegerAttr(int32_t(
                     std::clamp<int64_t>(std::min(bySmem, byRegs), 1, 2))));
-  int64_t C = s.rows, MT = s.mtile, S = s.stages, CL = s.cluster;
+  // Where the consumers need more than an even share, the producer
+  // warpgroup gives its registers to them (setmaxnreg, below), which needs
+  // the count each warp starts with.
+  if (regs.launch)
+    func->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                  g.b.getI32IntegerAttr(int32_t(regs.launch)));
+  // Each branch sets its count on entry and puts the launch count back
+  // before the branches join (the split-K finish and the cluster's last
+  // meeting run on every thread). A warpgroup meets between its two
+  // setmaxnreg's, as PTX requires.
+  std::string consumersMeet =
+      "bar.sync 1, " + std::to_string(128 * s.rows * s.kwarps) + ";";
+  auto setMaxRegs = [&](bool raise, int64_t count, StringRef meet = "") {
+    if (!regs.launch)
+      return;
+    if (!meet.empty())
+      ptx(meet, "");
+    ptx(std::string("setmaxnreg.") + (raise ? "inc" : "dec") +
+            ".sync.aligned.u32 " + std::to_string(count) + ";",
+        "");
+  };
+  // C warpgroups of 64 weight rows each, and KW of each taking turns at the
+  // block's K tiles.
+  int64_t C = s.rows, KW = s.kwarps, MT = s.mtile, S = s.stages, CL = s.cluster;
   int64_t aTile = MT * kWgmmaTileK * ea, wTile = geo.weightTileBytes;
   int64_t kTiles = llvm::divideCeil(K(), kWgmmaTileK);
   bool f16 = aElem.isF16();
@@ -245,13 +281,18 @@ void WgmmaEmitter::emitBody() {
             g.select(wrap, g.bxor(parity, g.c32(1)), parity)};
   };
   SmallVector<Value> firstPlace = {g.c32(0), g.c32(0)};
-  // Consumer warpgroup 1 + c owns weight rows 64 c .. 64 c + 63 of the
-  // block's tile; lane (g, t) of its warp w, rows 16 w + g and + 8.
+  // Consumer warpgroup 1 + c owns weight rows 64 r .. 64 r + 63 of the
+  // block's tile, r = c % C, and takes K tiles q, q + KW, ... of the
+  // block's, q = c / C; lane (g, t) of its warp w, rows 16 w + g and + 8.
   Value isConsumer = g.cmp(Pred::ne, group, g.c32(0));
   Value c = g.sub(group, g.c32(1));
+  // (With KW = 1, r is c itself: written so, the epilogue's addresses fold
+  // their offsets as before kwarps existed, 2 instructions an output less.)
+  Value r = KW == 1 ? c : g.band(c, g.c32(C - 1));
+  Value q = KW == 1 ? g.c32(0) : g.lshr(c, g.c32(llvm::Log2_64(C)));
   Value w = g.lshr(g.band(tid, g.c32(127)), g.c32(5));
   Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
-  Value rowLo = g.add(g.mul(c, g.c32(kWgmmaRowsPerGroup)),
+  Value rowLo = g.add(g.mul(r, g.c32(kWgmmaRowsPerGroup)),
                       g.add(g.mul(w, g.c32(16)), gi));
   // Accumulator 4 i + q: weight row g (+ 8 for q >= 2), activation row
   // 8 i + 2 t (+ 1 for odd q).
@@ -264,10 +305,50 @@ void WgmmaEmitter::emitBody() {
   };
   int64_t count = geo.accPerThread;
 
+  // After the K loop, the warpgroups that took turns add their sums:
+  // those of q > 0 park them in the ring, which no copy or wgmma touches
+  // once every consumer is past its last tile (nor any other block's copy:
+  // this block's every tile has landed), and those of q = 0 add them.
+  // Thread i of warpgroup (q, r) parks accumulator j at float
+  // ((q - 1) C + r) count 128 + 128 j + i: a warp's stores hit 32 banks.
+  assert((KW - 1) * C * 128 * count * 4 <= S * (aTile + wTile) &&
+         "checkWgmmaSchedule's stages >= 2 kwarps leaves room for the sums");
+  auto addTurns = [&](MutableArrayRef<Value> acc, Value q, Value r) {
+    Value i = g.band(tid, g.c32(127));
+    auto parked = [&](Value turn, int64_t j) {
+      Value first = g.mul(g.add(g.mul(g.sub(turn, g.c32(1)), g.c32(C)), r),
+                          g.c32(count * 128));
+      return g.add(ringAddr,
+                   g.shl(g.add(first, g.add(i, g.c32(128 * j))), g.c32(2)));
+    };
+    ptx(consumersMeet, "");
+    g.ifThen(g.cmp(Pred::ne, q, g.c32(0)), [&] {
+      for (int64_t j = 0; j < count; ++j)
+        ptx("st.shared.f32 [$0], $1;", "r,f", {parked(q, j), acc[j]});
+    });
+    ptx(consumersMeet, "");
+    SmallVector<Value> sums = g.ifElse(
+        g.cmp(Pred::eq, q, g.c32(0)), SmallVector<Type>(count, g.f32),
+        [&]() -> SmallVector<Value> {
+          SmallVector<Value> sum(acc.begin(), acc.end());
+          for (int64_t turn = 1; turn < KW; ++turn)
+            for (int64_t j = 0; j < count; ++j)
+              sum[j] =
+                  g.fadd(sum[j], g.inlinePtx(g.f32, "ld.shared.f32 $0, [$1];",
+                                             "=f,r", {parked(g.c32(turn), j)},
+                                             /*sideEffects=*/true)
+                                     .front());
+          return sum;
+        },
+        [&]() -> SmallVector<Value> { return {acc.begin(), acc.end()}; });
+    llvm::copy(sums, acc.begin());
+  };
+
   g.ifElse(
       g.cmp(Pred::eq, group, g.c32(0)), TypeRange(),
       [&]() -> SmallVector<Value> {
         // The producer.
+        setMaxRegs(false, kWgmmaProducerRegisters);
         g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
           g.forLoop(
               tBegin, tEnd, g.c64(1), firstPlace,
@@ -304,10 +385,12 @@ void WgmmaEmitter::emitBody() {
                 return nextPlace(slot, place[1]);
               });
         });
+        setMaxRegs(true, regs.launch, "bar.sync 2, 128;");
         return {};
       },
       [&]() -> SmallVector<Value> {
         // The consumers.
+        setMaxRegs(true, regs.consumerLimit);
         // Where the bytes of this lane lie in a weight tile, whose 64-byte
         // swizzle moves each 16-byte piece of a 128-byte line by the line's
         // index (bits 7-8 of the offset; tiles are 512-byte aligned, so
@@ -359,12 +442,15 @@ void WgmmaEmitter::emitBody() {
 
         // The zeroed accumulators are written before the first fence. The
         // loop carries them, then the tile's place in the ring and the
-        // previous tile's slot (released during this tile).
+        // previous tile's slot (released during this tile). Warpgroup q's
+        // first tile is the block's q-th, in slot q of round 0 (KW < S).
         SmallVector<Value> init = pin(SmallVector<Value>(count, g.cf32(0)), 0);
-        init.append(firstPlace);
+        init.append({q, g.c32(0)});
         init.push_back(g.c32(S - 1));
+        Value qBegin = g.add(tBegin, g.zext64(q));
+        Value secondTurn = g.add(tBegin, g.c64(KW - 1));
         SmallVector<Value> carried = g.forLoop(
-            tBegin, tEnd, g.c64(1), init,
+            qBegin, tEnd, g.c64(KW), init,
             [&](Value kt, ValueRange iters) -> SmallVector<Value> {
               SmallVector<Value> a(iters.begin(), iters.begin() + count);
               Value slot = iters[count], parity = iters[count + 1];
@@ -404,7 +490,7 @@ void WgmmaEmitter::emitBody() {
               // lane r arrives on block r's barrier: every block's
               // producer writes into this block's slot.
               g.ifThen(g.andi(g.cmp(Pred::ult, lane, g.c32(CL)),
-                              g.cmp(Pred::ugt, kt, tBegin)),
+                              g.cmp(Pred::ugt, kt, secondTurn)),
                        [&] {
                          if (CL == 1) {
                            ptx("mbarrier.arrive.shared::cta.b64 _, [$0];", "r",
@@ -426,7 +512,15 @@ void WgmmaEmitter::emitBody() {
                          ptx("mbarrier.arrive.shared::cluster.b64 _, [$0];",
                              "r", {remote});
                        });
-              a.append(nextPlace(slot, parity));
+              // KW tiles on: the ring wraps at most once (KW < S).
+              if (KW == 1) {
+                a.append(nextPlace(slot, parity));
+              } else {
+                Value next = g.add(slot, g.c32(KW));
+                Value wrap = g.cmp(Pred::uge, next, g.c32(S));
+                a.push_back(g.select(wrap, g.sub(next, g.c32(S)), next));
+                a.push_back(g.select(wrap, g.bxor(parity, g.c32(1)), parity));
+              }
               a.push_back(slot);
               return a;
             });
@@ -434,15 +528,24 @@ void WgmmaEmitter::emitBody() {
         ptx("wgmma.wait_group.sync.aligned 0;", "");
         SmallVector<Value> acc =
             pin(ArrayRef<Value>(carried).take_front(count), 0);
+        if (KW > 1)
+          addTurns(acc, q, r);
 
         // Each output to the epilogue, or (split-K) into the workspace. A
         // thread's outputs lie in two columns: their per-channel inputs
         // are loaded once, not once per output.
-        if (s.splitk == 1)
-          preloadChannels({nLo, nHi});
-        for (int64_t j = 0; j < count; ++j)
-          deliver(mOf(j), nOf(j), acc[j]);
-        forgetChannels();
+        auto deliverAcc = [&] {
+          if (s.splitk == 1)
+            preloadChannels({nLo, nHi});
+          for (int64_t j = 0; j < count; ++j)
+            deliver(mOf(j), nOf(j), acc[j]);
+          forgetChannels();
+        };
+        if (KW == 1)
+          deliverAcc();
+        else
+          g.ifThen(g.cmp(Pred::eq, q, g.c32(0)), deliverAcc);
+        setMaxRegs(false, regs.launch, consumersMeet);
         return {};
       });
   // No block of a cluster leaves while another may still release a slot
@@ -451,5 +554,7 @@ void WgmmaEmitter::emitBody() {
     clusterSync();
   // Split-K: every thread of the block meets here; the last block to
   // arrive runs the epilogue on the totals.
-  splitKFinish(count, [&](int64_t) { return isConsumer; }, mOf, nOf);
+  Value firstTurn =
+      KW == 1 ? isConsumer : g.andi(isConsumer, g.cmp(Pred::eq, q, g.c32(0)));
+  splitKFinish(count, [&](int64_t) { return firstTurn; }, mOf, nOf);
 }

@@ -246,6 +246,20 @@ def cases(quick):
         # column), ragged N; not yet run on a GPU (added 2026-12-01).
         ("residual_m128", 128, 4097, 4096, "bf16", "scale_residual", "w8 r1 mt128 st6"),
         ("residual_m200_cl2", 200, 2048, 1024, "bf16", "scale_residual", "w8 r1 mt192 st4 cl2"),
+        # Consumer warpgroups taking turns at the K tiles (kwarps), adding
+        # their sums through the ring: an odd tile count (4112 = 64 x 64 +
+        # 16), fewer tiles than turns (K = 16), split-K, clusters, two rows
+        # of warpgroups, f16 + SiLU, and mt256, whose consumers take the
+        # producer's registers (setmaxnreg).
+        ("kw2_m64_ragged", 64, 4097, 4112, "bf16", "scale", "w12 r1 kw2 mt64 st8"),
+        ("kw2_m128_k16", 128, 1024, 16, "bf16", "scale", "w12 r1 kw2 mt128 st4"),
+        ("kw2_m64_sk2_silu", 64, 4096, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt64 st4 sk2"),
+        ("kw2_m96_cl2_f16", 96, 4097, 2048, "f16", "scale_bias_silu", "w12 r1 kw2 mt96 st6 cl2"),
+        ("kw2_m64_r2", 64, 4096, 4112, "bf16", "scale", "w20 r2 kw2 mt64 st4"),
+        ("kw4_m64", 64, 2048, 4096, "bf16", "scale", "w20 r1 kw4 mt64 st8"),
+        ("kw2_m256_maxnreg", 256, 4096, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt256 st4"),
+        ("kw2_m1000_maxnreg_cl2", 1000, 2048, 4112, "bf16", "scale_bias_silu", "w12 r1 kw2 mt256 st5 cl2"),
+        ("r2_m256_maxnreg", 256, 4096, 2048, "bf16", "scale", "w12 r2 mt256 st3"),
     ]
     for tag, m, n, k, act, epi, s in wgmma:
         nm = f"wgmma_{tag}_{n}x{k}"
