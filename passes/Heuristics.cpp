@@ -21,6 +21,8 @@ static constexpr int64_t kNumSMs = 132;
 /// About this many wgmma blocks keep the machine busy enough (split-K and
 /// two warpgroups of rows stop short of it, bench/results/2026-12-01-wgmma).
 static constexpr int64_t kWgmmaFillBlocks = 100;
+/// The H200's L2 cache (50 MiB).
+static constexpr int64_t kL2Bytes = int64_t(50) << 20;
 
 /// Shrinks `s` one `shrink` step at a time until it is legal for `c`;
 /// `shrink` returns false when nothing is left to give. True if `s` ended up
@@ -140,16 +142,19 @@ defaultTiledSchedule(const ContractShape &c) {
 /// (bench/results/2026-12-01-wgmma, -cluster, -consumer and -turns).
 ///
 /// Up to M = 256 a block holds all of M as wgmma's N, with one row of
-/// consumer warpgroups. Where the output tiles (split-K included) fit one
-/// wave of 132 multiprocessors, two warpgroups take turns at the K tiles
-/// (kwarps 2), split-K going only as far as that wave, with a ring of eight
-/// (six at mtile > 128): 6144 x 4096 at M = 128 takes 19.2 us against 26.8
-/// for split-K 2's 192 blocks, 8192 x 8192 at M = 64 30.5 against 32.1.
-/// Past 128 rows, turns only where split-K 2 would overrun the wave
-/// (6144 x 4096 at M = 256: 28.8 against 42.9; 8192 x 8192: 55.7 against
-/// 50.6). Otherwise split-K fills about 100 blocks, and the ring is deep
-/// unless more than a wave could run two to a multiprocessor (M = 128 on
-/// 14336 x 4096: 34.6 us with four stages, 42.5 with six).
+/// consumer warpgroups, unless two tiles of M fit one wave where one would
+/// need split-K and the weight fits half of L2: 4096 x 4096 takes 15.9 us
+/// against 17.5 at M = 128 and 18.2 against 27.0 at M = 256 (4096 x 14336,
+/// whose weight does not fit, 48.2 against 37.1 at M = 128). Where the output
+/// tiles (split-K included) fit one wave of 132 multiprocessors, two warpgroups
+/// take turns at the K tiles (kwarps 2), split-K going only as far as that
+/// wave, with a ring of eight (six at mtile > 128): 6144 x 4096 at M = 128
+/// takes 19.2 us against 26.8 for split-K 2's 192 blocks, 8192 x 8192 at M =
+/// 64 30.5 against 32.1. Past 128 rows, turns only where split-K 2 would
+/// overrun the wave (6144 x 4096 at M = 256: 28.8 against 42.9; 8192 x
+/// 8192: 55.7 against 50.6). Otherwise split-K fills about 100 blocks, and the
+/// ring is deep unless more than a wave could run two to a multiprocessor (M =
+/// 128 on 14336 x 4096: 34.6 us with four stages, 42.5 with six).
 ///
 /// Above M = 256, two warpgroups of 64 weight rows by 256 of M (the
 /// consumers take the producer's registers, setmaxnreg) in clusters of two
@@ -177,7 +182,15 @@ defaultWgmmaSchedule(const ContractShape &c) {
     ContractGeometry g = contractGeometry(c, u);
     return g.gridN * g.gridM;
   };
-  if (c.m > 256) {
+  if (c.m >= 128 && c.m <= 256) {
+    // Two tiles of M instead of split-K, where both fit one wave and the
+    // weight fits half of L2 (the second tile reads it from there).
+    ScheduleParams half = s;
+    half.mtile = int64_t(llvm::alignTo(llvm::divideCeil(c.m, 2), 8));
+    if (blocksOf(s) < kWgmmaFillBlocks && blocksOf(half) <= kNumSMs &&
+        c.n * c.k * int64_t(dtypeBytes(c.b)) <= kL2Bytes / 2)
+      s.mtile = half.mtile;
+  } else if (c.m > 256) {
     ScheduleParams two = s;
     two.rows = 2;
     if (blocksOf(two) >= kWgmmaFillBlocks)

@@ -260,6 +260,8 @@ def cases(quick):
         ("kw2_m256_maxnreg", 256, 4096, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt256 st4"),
         ("kw2_m1000_maxnreg_cl2", 1000, 2048, 4112, "bf16", "scale_bias_silu", "w12 r1 kw2 mt256 st5 cl2"),
         ("r2_m256_maxnreg", 256, 4096, 2048, "bf16", "scale", "w12 r2 mt256 st3"),
+        # Turns with two tiles of M, the second ragged (200 = 104 + 96).
+        ("kw2_m200_mt104_silu", 200, 4097, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt104 st8"),
     ]
     for tag, m, n, k, act, epi, s in wgmma:
         nm = f"wgmma_{tag}_{n}x{k}"
