@@ -137,9 +137,9 @@ protected:
 // 16 t + 4 j + {0..3} for step j of a 64-wide K chunk: each lane loads 16
 // contiguous k of its weight rows g and g + 8 and of its activation row g,
 // and the fragments are consecutive words of those loads. int8 becomes
-// bf16 pairs by byte permutes against 2^23 (f32), one subtraction and a
-// permute packing the high halves; for f16, by permutes against 1024 and
-// one f16x2 subtraction.
+// bf16 pairs by a byte permute under the exponent of 128, two masks and one
+// bf16x2 fma (bf16Pair); f16 pairs by permutes against 1024 and one f16x2
+// subtraction.
 
 /// The base of the tensor-core kinds (Mma.cpp, Tiled.cpp).
 class TensorCoreEmitter : public ContractEmitter {
@@ -148,6 +148,9 @@ protected:
 
   /// {lo, hi} bf16x2 / f16x2 words for the four int8 of `word`.
   std::pair<mlir::Value, mlir::Value> dequantPairs(mlir::Value word, bool f16);
+  /// The bf16x2 word of the int8 bytes `lo` (low half) and `hi` (high half)
+  /// of `src`, whose other bytes are ignored.
+  mlir::Value bf16Pair(mlir::Value src, unsigned lo, unsigned hi);
   /// D = A B + C for one m16n8k16 tile (accumulators in f32).
   void mma(llvm::ArrayRef<mlir::Value> a, llvm::ArrayRef<mlir::Value> bw,
            llvm::MutableArrayRef<mlir::Value> acc, bool f16);

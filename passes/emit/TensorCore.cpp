@@ -32,8 +32,8 @@ std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
     };
     return {pack(h[0], h[1]), pack(h[2], h[3])};
   }
-  Value x = g.bxor(word, g.c32(int32_t(0x80808080u)));
   if (f16) {
+    Value x = g.bxor(word, g.c32(int32_t(0x80808080u)));
     Value magic = g.c32(0x64646464);
     auto half2 = VectorType::get({2}, g.b.getF16Type());
     Value bias = LLVM::ConstantOp::create(
@@ -48,13 +48,25 @@ std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
     };
     return {sub(g.prmt(x, magic, 0x4140)), sub(g.prmt(x, magic, 0x4342))};
   }
-  Value magic = g.c32(0x4B000000);
-  Value bias = g.cf32(8388608.0 + 128.0);
-  Value f[4];
-  for (unsigned j = 0; j < 4; ++j)
-    f[j] = g.bitcast(
-        g.i32, g.fsub(g.bitcast(g.f32, g.prmt(x, magic, 0x7650u | j)), bias));
-  return {g.prmt(f[0], f[1], 0x7632), g.prmt(f[2], f[3], 0x7632)};
+  return {bf16Pair(word, 0, 1), bf16Pair(word, 2, 3)};
+}
+
+// Byte b of the pair goes under the bf16 exponent of 128 (0x43): each half
+// 0x43bb. Its low 7 bits are then mantissa bits worth 0..127 and its sign
+// bit the exponent's lowest, so masking gives 128 + (b & 127) and, from the
+// sign alone, 128 or 256; their difference is b, exact in bf16 as every
+// operand and the result are. (The f32 magic 2^23 took 4 permutes, 4
+// subtractions and 2 more permutes per four bytes, and an xor for the sign;
+// this takes 2 permutes, 4 masks and 2 bf16x2 fma's.)
+Value TensorCoreEmitter::bf16Pair(Value src, unsigned lo, unsigned hi) {
+  Value p = g.prmt(src, g.c32(0x43434343), lo | 0x40 | hi << 8 | 0x4000);
+  Value mag = g.band(p, g.c32(int32_t(0xFF7FFF7Fu)));
+  Value off = g.band(p, g.c32(int32_t(0xFF80FF80u)));
+  return g
+      .inlinePtx(g.i32, "fma.rn.bf16x2 $0, $1, $2, $3;", "=r,r,r,r",
+                 {off, g.c32(int32_t(0xBF80BF80u)), mag},
+                 /*sideEffects=*/false)
+      .front();
 }
 
 void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,

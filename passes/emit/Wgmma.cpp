@@ -280,7 +280,7 @@ void WgmmaEmitter::emitBody() {
         // addresses, one per k-step, and immediate offsets (LLVM's 64-bit
         // shared pointers cost three instructions per load); its side
         // effects keep the loads after the wait for the slot.
-        auto loadWords = [&](Value wTile) {
+        auto loadHalves = [&](Value wTile) {
           std::string text;
           std::string constraints;
           SmallVector<Value> addrs;
@@ -295,15 +295,25 @@ void WgmmaEmitter::emitBody() {
           for (int64_t i = 0; i < 16; ++i)
             constraints += "=r,";
           constraints += "r,r,r,r";
-          SmallVector<Value> h = g.inlinePtx(SmallVector<Type>(16, g.i32), text,
-                                             constraints, addrs,
-                                             /*sideEffects=*/true);
-          SmallVector<Value> words(8); // [row * 4 + j]
-          for (int64_t j = 0; j < 4; ++j) {
-            words[j] = g.prmt(h[4 * j], h[4 * j + 1], 0x5410);
-            words[4 + j] = g.prmt(h[4 * j + 2], h[4 * j + 3], 0x5410);
-          }
-          return words;
+          return g.inlinePtx(SmallVector<Type>(16, g.i32), text, constraints,
+                             addrs, /*sideEffects=*/true);
+        };
+        // k-step j's fragments {a0, a1, a2, a3}: rows g and g + 8 (a1, a3)
+        // at k's 2 t + {0, 1} and + 8 (a2, a3), from halfwords
+        // h[4 j + {0, 1, 2, 3}] = (g, 0), (g, 8), (g + 8, 0), (g + 8, 8).
+        // bf16 pairs come straight from each halfword; f16's conversion
+        // (and cvt's, without fast dequantization) takes whole words, the
+        // two halfwords of a row merged.
+        auto fragments = [&](ArrayRef<Value> h,
+                             int64_t j) -> SmallVector<Value> {
+          if (!f16 && opts.fastDequant)
+            return {bf16Pair(h[4 * j], 0, 1), bf16Pair(h[4 * j + 2], 0, 1),
+                    bf16Pair(h[4 * j + 1], 0, 1), bf16Pair(h[4 * j + 3], 0, 1)};
+          auto [a0, a2] =
+              dequantPairs(g.prmt(h[4 * j], h[4 * j + 1], 0x5410), f16);
+          auto [a1, a3] =
+              dequantPairs(g.prmt(h[4 * j + 2], h[4 * j + 3], 0x5410), f16);
+          return {a0, a1, a2, a3};
         };
         // The k16 step's activation descriptor: K-major, 128-byte swizzle,
         // 8-row groups 1024 bytes apart; its start address (bits 0-13,
@@ -326,8 +336,8 @@ void WgmmaEmitter::emitBody() {
               Value slot = iters[count], parity = iters[count + 1];
               Value prevSlot = iters[count + 2];
               waitParity(fullBar(slot), parity);
-              SmallVector<Value> words =
-                  loadWords(g.add(ringAddr, wSlotOffset(slot)));
+              SmallVector<Value> halves =
+                  loadHalves(g.add(ringAddr, wSlotOffset(slot)));
               // One commit group per k16 step. A wgmma reads its register
               // operand until it completes, and each step's fragments are
               // written by the same instructions (the same registers) in
@@ -344,9 +354,7 @@ void WgmmaEmitter::emitBody() {
                         g.c32(1 << 16));
               for (int64_t j = 0; j < 4; ++j) {
                 ptx("wgmma.wait_group.sync.aligned 3;", "");
-                auto [a0, a2] = dequantPairs(words[j], f16);
-                auto [a1, a3] = dequantPairs(words[4 + j], f16);
-                SmallVector<Value> regs = pin({a0, a1, a2, a3}, 4);
+                SmallVector<Value> regs = pin(fragments(halves, j), 4);
                 ptx("wgmma.fence.sync.aligned;", "");
                 Value desc = g.bor(g.zext64(g.add(start, g.c32(2 * j))),
                                    g.c64(descHigh));
