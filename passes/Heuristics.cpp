@@ -139,29 +139,32 @@ defaultTiledSchedule(const ContractShape &c) {
 }
 
 /// The heuristic wgmma start (sm_90a), from H200 points
-/// (bench/results/2026-12-01-wgmma, -cluster, -consumer and -turns).
+/// (bench/results/2026-12-01-wgmma, -cluster, -consumer, 2026-12-02-convert
+/// and -final).
 ///
 /// Up to M = 256 a block holds all of M as wgmma's N, with one row of
 /// consumer warpgroups, unless two tiles of M fit one wave where one would
-/// need split-K and the weight fits half of L2: 4096 x 4096 takes 15.9 us
-/// against 17.5 at M = 128 and 18.2 against 27.0 at M = 256 (4096 x 14336,
-/// whose weight does not fit, 48.2 against 37.1 at M = 128). Where the output
-/// tiles (split-K included) fit one wave of 132 multiprocessors, two warpgroups
-/// take turns at the K tiles (kwarps 2), split-K going only as far as that
-/// wave, with a ring of eight (six at mtile > 128): 6144 x 4096 at M = 128
-/// takes 19.2 us against 26.8 for split-K 2's 192 blocks, 8192 x 8192 at M =
-/// 64 30.5 against 32.1. Past 128 rows, turns only where split-K 2 would
-/// overrun the wave (6144 x 4096 at M = 256: 28.8 against 42.9; 8192 x
-/// 8192: 55.7 against 50.6). Otherwise split-K fills about 100 blocks, and the
-/// ring is deep unless more than a wave could run two to a multiprocessor (M =
-/// 128 on 14336 x 4096: 34.6 us with four stages, 42.5 with six).
+/// need split-K and the weight fits half of L2: 4096 x 4096 takes 14.9 us
+/// against 17.4 at M = 128 and 17.0 against 26.5 at M = 256 (4096 x 14336,
+/// whose weight does not fit, 48.2 against 37.1 at M = 128). Where tiles of
+/// up to 128 rows fit one wave of 132 multiprocessors, two warpgroups take
+/// turns at the K tiles (kwarps 2), split-K going only as far as that wave,
+/// with a ring of eight: 6144 x 4096 at M = 128 takes 19.2 us against 26.8
+/// for split-K 2's 192 blocks, 8192 x 8192 at M = 64 30.5 against 32.1.
+/// Otherwise split-K fills about 100 blocks, but wider tiles never split
+/// past the wave: 6144 x 4096 at M = 256, 96 blocks, takes 25.8 us with no
+/// split, 28.5 with turns and 42.9 with split-K 2. The ring is deep unless
+/// more than a wave could run two to a multiprocessor (M = 128 on 14336 x
+/// 4096: 34.6 us with four stages, 42.5 with six).
 ///
 /// Above M = 256, two warpgroups of 64 weight rows by 256 of M (the
 /// consumers take the producer's registers, setmaxnreg) in clusters of two
-/// sharing the activations, where that makes about 100 blocks: 8192 x 8192
-/// at M = 1024 takes 196.0 us against 220.2 for one warpgroup of 256, and
-/// 831.0 against 952.5 for two of 192 at M = 4096. Fewer blocks take one
-/// warpgroup of 256 (4096 x 4096 at M = 512 would make 64).
+/// sharing the activations, where that makes about 100 blocks and fills the
+/// last wave about as well as one warpgroup would: 8192 x 8192 at M = 1024
+/// takes 196.0 us against 220.2 for one warpgroup of 256, and 831.0 against
+/// 952.5 for two of 192 at M = 4096, but 6144 x 4096 at M = 1024 (192
+/// blocks of two, 1.45 waves; 384 of one, 2.91) 95.1 against 81.7. Fewer
+/// blocks take one warpgroup of 256 (4096 x 4096 at M = 512 would make 64).
 ///
 /// Clusters gain 2-4% at M >= 1024 and lose up to 7% on the many-block
 /// shapes at M = 128 and 256; at M = 64 a cluster of two shares the
@@ -191,9 +194,17 @@ defaultWgmmaSchedule(const ContractShape &c) {
         c.n * c.k * int64_t(dtypeBytes(c.b)) <= kL2Bytes / 2)
       s.mtile = half.mtile;
   } else if (c.m > 256) {
+    // Two warpgroups of rows do about 12% more per block than one, so they
+    // stay unless one warpgroup's blocks fill their waves enough better to
+    // be 10% faster all the same (one block per multiprocessor either way:
+    // the ring takes most of shared memory).
     ScheduleParams two = s;
     two.rows = 2;
-    if (blocksOf(two) >= kWgmmaFillBlocks)
+    auto waveShare = [](int64_t blocks) {
+      return double(blocks) / double(llvm::alignTo(blocks, kNumSMs));
+    };
+    if (blocksOf(two) >= kWgmmaFillBlocks &&
+        waveShare(blocksOf(s)) <= 1.12 * 1.1 * waveShare(blocksOf(two)))
       s.rows = 2;
   }
   deriveScheduleFields(s);
@@ -210,8 +221,10 @@ defaultWgmmaSchedule(const ContractShape &c) {
     t.stages = stages;
     return contractLaunchConfig(c, t).sharedBytes();
   };
-  bool turns = c.m <= 256 && blocks <= kNumSMs &&
-               (s.mtile <= 128 || blocks * s.splitk > kNumSMs);
+  bool turns = c.m <= 256 && blocks <= kNumSMs && s.mtile <= 128;
+  // Wider tiles take neither turns nor a split past the wave.
+  if (c.m <= 256 && s.mtile > 128 && blocks * s.splitk > kNumSMs)
+    s.splitk = 1;
   if (turns) {
     s.kwarps = 2;
     s.stages = s.mtile <= 128 ? 8 : 6;
