@@ -203,8 +203,10 @@ defaultWgmmaSchedule(const ContractShape &c) {
     auto waveShare = [](int64_t blocks) {
       return double(blocks) / double(llvm::alignTo(blocks, kNumSMs));
     };
+    constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
     if (blocksOf(two) >= kWgmmaFillBlocks &&
-        waveShare(blocksOf(s)) <= 1.12 * 1.1 * waveShare(blocksOf(two)))
+        waveShare(blocksOf(s)) <=
+            kTwoRowsGain * kClearWin * waveShare(blocksOf(two)))
       s.rows = 2;
   }
   deriveScheduleFields(s);
@@ -215,19 +217,20 @@ defaultWgmmaSchedule(const ContractShape &c) {
            tiles / (s.splitk * 2) >= 2 * s.stages)
       s.splitk *= 2;
   };
-  splitWhile([](int64_t b) { return b < kWgmmaFillBlocks; });
+  // Tiles wider than 128 rows never split past the wave (nor take turns).
+  bool wide = c.m <= 256 && s.mtile > 128;
+  splitWhile([&](int64_t b) {
+    return b < kWgmmaFillBlocks && (!wide || 2 * b <= kNumSMs);
+  });
   auto sharedWith = [&](int64_t stages) {
     ScheduleParams t = s;
     t.stages = stages;
     return contractLaunchConfig(c, t).sharedBytes();
   };
-  bool turns = c.m <= 256 && blocks <= kNumSMs && s.mtile <= 128;
-  // Wider tiles take neither turns nor a split past the wave.
-  if (c.m <= 256 && s.mtile > 128 && blocks * s.splitk > kNumSMs)
-    s.splitk = 1;
+  bool turns = c.m <= 256 && blocks <= kNumSMs && !wide;
   if (turns) {
     s.kwarps = 2;
-    s.stages = s.mtile <= 128 ? 8 : 6;
+    s.stages = 8;
     s.splitk = 1;
     splitWhile([](int64_t b) { return 2 * b <= kNumSMs; });
   } else if (c.m <= 64) {
