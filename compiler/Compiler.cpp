@@ -108,8 +108,8 @@ static std::string uniqueName(llvm::StringSet<> &used, StringRef base) {
 
 static int64_t bytesOf(Value v) {
   auto t = cast<RankedTensorType>(v.getType());
-  return numElements(t.getShape()).value_or(0) *
-         dtypeBytes(*dtypeOf(t.getElementType()));
+  return tensorBytes(*dtypeOf(t.getElementType()),
+                     numElements(t.getShape()).value_or(0));
 }
 
 static llvm::json::Object scheduleFields(const ScheduleParams &s) {
@@ -187,13 +187,17 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
     }
     for (const LaunchConfig::TmaOperand &t : launch.tmaOperands) {
       // Operand [rows, K] (its leading dims flattened into rows), seen as
-      // {K, rows} with rows of K elements.
+      // {K, rows} with rows of K elements; an i4 operand's map moves bytes,
+      // {K / 2, rows}.
       auto type = cast<RankedTensorType>(op->getOperand(t.operand).getType());
+      DType dtype = *dtypeOf(type.getElementType());
       int64_t kDim = type.getShape().back();
+      int64_t rows = type.getNumElements() / kDim;
+      int64_t rowBytes = tensorBytes(dtype, kDim);
       TensorMapInfo map;
       map.param = t.operand;
-      map.dims = {kDim, type.getNumElements() / kDim};
-      map.strides = {kDim * dtypeBytes(*dtypeOf(type.getElementType()))};
+      map.dims = {dtype == DType::I4 ? rowBytes : kDim, rows};
+      map.strides = {rowBytes};
       map.box = {t.boxK, t.boxRows};
       std::optional<TensorMapInfo::Swizzle> swizzle =
           TensorMapInfo::swizzleOfBytes(t.swizzleBytes);

@@ -27,6 +27,7 @@ enum class OpKind {
   Linear,
   Matmul,
   Transpose,
+  Repeat,
   Add,
   Sub,
   Mul,
@@ -40,6 +41,11 @@ struct OpInfo {
   unsigned arity;
   /// How the arguments are written, for arity errors.
   llvm::StringLiteral signature;
+  /// The values come first; then, for convert, a dtype and for repeat an
+  /// integer.
+  unsigned numValues() const {
+    return kind == OpKind::Convert || kind == OpKind::Repeat ? 1 : arity;
+  }
 };
 
 constexpr OpInfo kOps[] = {
@@ -47,6 +53,7 @@ constexpr OpInfo kOps[] = {
     {"linear", OpKind::Linear, 2, "linear(x, w)"},
     {"matmul", OpKind::Matmul, 2, "matmul(a, b)"},
     {"transpose", OpKind::Transpose, 1, "transpose(t)"},
+    {"repeat", OpKind::Repeat, 2, "repeat(t, group)"},
     {"add", OpKind::Add, 2, "add(a, b)"},
     {"sub", OpKind::Sub, 2, "sub(a, b)"},
     {"mul", OpKind::Mul, 2, "mul(a, b)"},
@@ -97,6 +104,11 @@ private:
   LogicalResult buildNode(const NodeAST &node);
   LogicalResult buildReturn(const GraphAST &graph, graph::FuncOp func);
   LogicalResult lookup(const Token &name, Value &out);
+  /// Notes on `diag`, for each of `node`'s operands that a repeat made,
+  /// how its columns came about: a group-wise scale whose group size does
+  /// not divide the other operand's K, or with the wrong number of groups.
+  void noteRepeats(InFlightDiagnostic &diag, const NodeAST &node,
+                   ArrayRef<Value> operands);
 
   MLIRContext *ctx;
   StringAttr file;
@@ -131,7 +143,7 @@ LogicalResult GraphBuilder::resolveType(const TypeAST &type,
     shape.push_back(it->second);
   }
   std::string err;
-  if (!checkShape(shape, err))
+  if (!checkTensorType(type.dtype, shape, err))
     return error(type.start.loc) << err;
   out = RankedTensorType::get(shape, toMlirType(ctx, type.dtype));
   return success();
@@ -143,6 +155,30 @@ LogicalResult GraphBuilder::lookup(const Token &name, Value &out) {
     return error(name.loc) << "undefined name '" << quote(name.text) << "'";
   out = it->second.value;
   return success();
+}
+
+void GraphBuilder::noteRepeats(InFlightDiagnostic &diag, const NodeAST &node,
+                               ArrayRef<Value> operands) {
+  for (auto [i, v] : llvm::enumerate(operands)) {
+    auto rep = v.getDefiningOp<graph::RepeatOp>();
+    if (!rep || operands.size() != 2)
+      continue;
+    auto in = cast<RankedTensorType>(rep.getInput().getType());
+    int64_t group = int64_t(rep.getGroup()), groups = in.getShape().back();
+    int64_t cols = groups * group;
+    int64_t other =
+        cast<RankedTensorType>(operands[1 - i].getType()).getShape().back();
+    if (other == cols || other == 1)
+      continue;
+    Diagnostic &note = diag.attachNote(rep.getLoc());
+    note << "'" << node.args[i].text << "' repeats " << formatType(in)
+         << " in groups of " << group << ": " << cols << " columns; ";
+    if (other % group)
+      note << "the group size " << group << " does not divide " << other;
+    else
+      note << other << " columns take " << other / group << " groups of "
+           << group << ", not " << groups;
+  }
 }
 
 OwningOpRef<ModuleOp> GraphBuilder::build(const FileAST &ast) {
@@ -183,6 +219,10 @@ LogicalResult GraphBuilder::buildGraph(const GraphAST &graph) {
     RankedTensorType type;
     if (failed(resolveType(result, type)))
       return failure();
+    if (result.dtype == DType::I4)
+      return error(result.start.loc)
+             << "graph results cannot be i4; i4 is a storage type for "
+                "weights (graph inputs, converted before use)";
     results.push_back(type);
   }
 
@@ -237,12 +277,16 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
            << (op->arity == 1 ? "" : "s") << ", " << op->signature << ", got "
            << node.args.size();
 
-  // Operands; convert's second argument is a dtype, not a value.
-  unsigned numValues = op->kind == OpKind::Convert ? 1 : op->arity;
+  // Operands; convert's second argument is a dtype, repeat's an integer.
+  unsigned numValues = op->numValues();
   SmallVector<Value, 2> operands;
   SmallVector<RankedTensorType, 2> types;
   SmallVector<DType, 2> dtypes;
   for (const Token &arg : ArrayRef(node.args).take_front(numValues)) {
+    if (arg.is(TokKind::Integer))
+      return error(arg.loc)
+             << op->name << ": expected a value name, got the "
+             << "integer '" << quote(arg.text) << "' (" << op->signature << ")";
     Value v;
     if (failed(lookup(arg, v)))
       return failure();
@@ -263,9 +307,21 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     std::optional<DType> to = parseDType(target.text);
     if (!to)
       return error(target.loc) << "unknown dtype '" << quote(target.text)
-                               << "'; expected one of i8, f16, bf16, f32";
+                               << "'; expected one of " << dtypeNames();
+    if (!checkI4Use(op->name, dtypes[0], to, err))
+      return error(target.loc) << err;
     dtype = *to;
     shape.assign(types[0].getShape().begin(), types[0].getShape().end());
+    break;
+  }
+  case OpKind::Repeat: {
+    const Token &group = node.args[1];
+    if (!group.is(TokKind::Integer))
+      return error(group.loc)
+             << "repeat: the group size must be an integer literal, got '"
+             << quote(group.text) << "' (" << op->signature << ")";
+    if (!repeatShape(types[0].getShape(), node.ints[1], shape, err))
+      return error(group.loc) << err;
     break;
   }
   case OpKind::Linear:
@@ -285,8 +341,10 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     ok = checkSameFloatTypes(op->name, dtypes[0], dtypes[1], err);
     if (ok && !broadcastShapes(types[0].getShape(), types[1].getShape(), shape,
                                err)) {
-      err = (op->name + ": " + err).str();
-      ok = false;
+      InFlightDiagnostic diag = error(node.op.loc)
+                                << (op->name + ": " + err).str();
+      noteRepeats(diag, node, operands);
+      return diag;
     }
     break;
   case OpKind::Relu:
@@ -295,6 +353,11 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     shape.assign(types[0].getShape().begin(), types[0].getShape().end());
     break;
   }
+  // i4 is a storage type: only convert may read it.
+  if (op->kind != OpKind::Convert)
+    for (DType d : dtypes)
+      if (ok && !checkI4Use(op->name, d, std::nullopt, err))
+        ok = false;
   if (ok && !checkShape(shape, err)) {
     err = (op->name + ": result " + err).str();
     ok = false;
@@ -317,6 +380,10 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     break;
   case OpKind::Transpose:
     result = graph::TransposeOp::create(builder, loc, operands[0]);
+    break;
+  case OpKind::Repeat:
+    result = graph::RepeatOp::create(builder, loc, expected, operands[0],
+                                     node.ints[1]);
     break;
   case OpKind::Add:
     result = graph::AddOp::create(builder, loc, operands[0], operands[1]);

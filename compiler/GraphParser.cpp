@@ -2,7 +2,8 @@
 //
 // A recursive-descent parser without recursion: the grammar is flat (a file
 // is a list of graphs, a graph a list of statements, a statement a call with
-// name arguments), so every production is a loop. See docs/graph-format.md.
+// name or integer arguments), so every production is a loop. See
+// docs/graph-format.md.
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/GraphParser.h"
@@ -66,6 +67,8 @@ private:
   bool parseGraph(GraphAST &graph);
   bool parseType(TypeAST &type);
   bool parseDim(DimAST &dim);
+  /// The value of the integer literal `tok`, which must fit in int64_t.
+  bool parseInteger(int64_t &value);
   bool parseNode(NodeAST &node);
   bool parseReturn(GraphAST &graph);
 
@@ -174,7 +177,7 @@ bool Parser::parseType(TypeAST &type) {
   std::optional<DType> dtype = parseDType(tok.text);
   if (!dtype)
     return fail(tok.loc, "unknown dtype '" + quote(tok.text) +
-                             "'; expected one of i8, f16, bf16, f32");
+                             "'; expected one of " + dtypeNames().str());
   type.start = tok;
   type.dtype = *dtype;
   consume();
@@ -204,20 +207,14 @@ bool Parser::parseDim(DimAST &dim) {
     consume();
     return true;
   case TokKind::Integer: {
-    constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
-    uint64_t value = 0;
-    for (char c : tok.text) {
-      uint64_t digit = c - '0';
-      if (value > (kMax - digit) / 10)
-        return fail(tok.loc, "integer literal '" + quote(tok.text) +
-                                 "' does not fit in 64 bits");
-      value = value * 10 + digit;
-    }
+    int64_t value;
+    if (!parseInteger(value))
+      return false;
     if (value == 0)
       return fail(tok.loc, "dimension must be a positive integer, got '" +
                                quote(tok.text) + "'");
     dim.tok = tok;
-    dim.value = static_cast<int64_t>(value);
+    dim.value = value;
     consume();
     return true;
   }
@@ -238,6 +235,20 @@ bool Parser::parseDim(DimAST &dim) {
   }
 }
 
+bool Parser::parseInteger(int64_t &value) {
+  constexpr uint64_t kMax = std::numeric_limits<int64_t>::max();
+  uint64_t v = 0;
+  for (char c : tok.text) {
+    uint64_t digit = c - '0';
+    if (v > (kMax - digit) / 10)
+      return fail(tok.loc, "integer literal '" + quote(tok.text) +
+                               "' does not fit in 64 bits");
+    v = v * 10 + digit;
+  }
+  value = static_cast<int64_t>(v);
+  return true;
+}
+
 bool Parser::parseNode(NodeAST &node) {
   node.name = tok;
   consume();
@@ -256,9 +267,20 @@ bool Parser::parseNode(NodeAST &node) {
     return true;
   }
   while (true) {
-    if (!tok.is(TokKind::Identifier))
-      return failExpected("an argument (a value name)");
+    int64_t value = 0;
+    if (tok.is(TokKind::Integer)) {
+      if (!parseInteger(value))
+        return false;
+    } else if (tok.is(TokKind::BadNumber) || tok.is(TokKind::Minus)) {
+      return fail(tok.loc, "an integer argument is a non-negative decimal "
+                           "literal, got '" +
+                               quote(tok.text) + "'");
+    } else if (!tok.is(TokKind::Identifier)) {
+      return failExpected("an argument (a value name, a dtype or an "
+                          "integer)");
+    }
     node.args.push_back(tok);
+    node.ints.push_back(value);
     consume();
     if (tok.is(TokKind::LParen))
       return fail(tok.loc, "nested op calls are not supported; assign '" +

@@ -43,11 +43,14 @@ struct ParamAST {
   TypeAST type;
 };
 
-/// `y = linear(x, wf)`
+/// `y = linear(x, wf)`, `s = repeat(scales, 128)`: each argument is an
+/// identifier (a value or a dtype) or an integer literal, whose value is in
+/// `ints` at the same index (0 for identifiers).
 struct NodeAST {
   Token name;
   Token op;
   llvm::SmallVector<Token, 2> args;
+  llvm::SmallVector<int64_t, 2> ints;
 };
 
 struct GraphAST {

@@ -8,6 +8,10 @@
 //    - FoldOperandConversion: a conversion/transpose-only elementwise kernel
 //      feeding a contraction operand moves into the contraction body (the
 //      int8 -> bf16 convert of a weight lands in the reduction loop);
+//    - FoldWeightDequant (FoldWeightDequant.cpp): an elementwise kernel
+//      that dequantizes an integer weight with inputs read per row or per
+//      group of K (group-wise scales and zeros, graph.repeat) moves into
+//      the body too, those inputs becoming the contraction's b_inputs;
 //    - FuseEpilogue: the only consumer of a contraction, an elementwise kernel
 //      over the same iteration space, becomes the epilogue;
 //    - FuseElementwiseProducer / FuseEpilogueInputProducer: an elementwise
@@ -68,7 +72,9 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
 
   LogicalResult matchAndRewrite(ContractOp op,
                                 PatternRewriter &rewriter) const override {
-    for (unsigned which = 0; which < 2; ++which) {
+    bool hasBInputs = !op.getBInputs().empty();
+    // With b_inputs the weight is already an integer graph input.
+    for (unsigned which = 0; which < (hasBInputs ? 1 : 2); ++which) {
       Value operand = which == 0 ? op.getA() : op.getB();
       auto prod = operand.getDefiningOp<ElementwiseOp>();
       if (!prod || prod.getInputs().size() != 1)
@@ -87,6 +93,10 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
       bool aT = op.getATransposed(), bT = op.getBTransposed();
       if (transposes)
         (which == 0 ? aT : bT) = !(which == 0 ? aT : bT);
+      // An i4 weight is read as [N, K] only (the convert stays a kernel of
+      // its own otherwise).
+      if (which == 1 && bT && elementTypeOf(source).isInteger(4))
+        continue;
 
       Type f32 = rewriter.getF32Type();
       SmallVector<Type> aTypes = chainTypes(op.getAChain(), f32);
@@ -103,10 +113,16 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
       Location loc = lists.fuseLocs(prod, op);
       ContractOp fused = createContract(
           rewriter, loc, op.getType(), which == 0 ? source : op.getA(),
-          which == 1 ? source : op.getB(), aT, bT, ep,
+          which == 1 ? source : op.getB(), aT, bT, bInputsOf(op), ep,
           lists.pendingNodes(rewriter.getContext()));
       lists.mergeNodes(fused, prod, op);
-      fillContractBody(rewriter, loc, fused, aTypes, bTypes);
+      if (hasBInputs)
+        fillContractBody(rewriter, loc, fused, aTypes,
+                         [&](OpBuilder &b, ValueRange args) {
+                           return cloneWeightSide(b, op, args);
+                         });
+      else
+        fillContractBody(rewriter, loc, fused, aTypes, bTypes);
       fused.getEpilogue().takeBody(op.getEpilogue());
       rewriter.replaceOp(op, fused.getResult());
       ++stat;
@@ -119,12 +135,6 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
   Pass::Statistic &stat;
   MergeLists &lists;
 };
-
-/// True if every use of `v` is an operand of `user`.
-bool onlyUsedBy(Value v, Operation *user) {
-  return !v.use_empty() &&
-         llvm::all_of(v.getUsers(), [&](Operation *u) { return u == user; });
-}
 
 /// The only consumer of a contraction becomes its epilogue.
 struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
@@ -156,9 +166,10 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
         consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
 
       Location loc = lists.fuseLocs(c, op);
-      ContractOp fused = createContract(
-          rewriter, loc, op.getType(), c.getA(), c.getB(), c.getATransposed(),
-          c.getBTransposed(), ep, lists.pendingNodes(rewriter.getContext()));
+      ContractOp fused =
+          createContract(rewriter, loc, op.getType(), c.getA(), c.getB(),
+                         c.getATransposed(), c.getBTransposed(), bInputsOf(c),
+                         ep, lists.pendingNodes(rewriter.getContext()));
       lists.mergeNodes(fused, c, op);
       fused.getBody().takeBody(c.getBody());
       {
@@ -348,10 +359,10 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
       if (!m)
         continue;
       Location loc = lists.fuseLocs(prod, op);
-      ContractOp fused =
-          createContract(rewriter, loc, op.getType(), op.getA(), op.getB(),
-                         op.getATransposed(), op.getBTransposed(), m->inputs,
-                         lists.pendingNodes(rewriter.getContext()));
+      ContractOp fused = createContract(
+          rewriter, loc, op.getType(), op.getA(), op.getB(),
+          op.getATransposed(), op.getBTransposed(), bInputsOf(op), m->inputs,
+          lists.pendingNodes(rewriter.getContext()));
       lists.mergeNodes(fused, prod, op);
       fused.getBody().takeBody(op.getBody());
       mergeBodies(rewriter, loc, fused.getEpilogue(), op.getEpilogue(), 1, *m,
@@ -394,6 +405,7 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     MergeLists lists;
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldOperandConversion>(&getContext(), numFusedConverts, lists);
+    addFoldWeightDequant(patterns, numFusedConverts, lists);
     patterns.add<FuseEpilogue>(&getContext(), numEpilogues, lists);
     patterns.add<FuseElementwiseProducer, FuseEpilogueInputProducer>(
         &getContext(), numElementwiseFusions, lists);

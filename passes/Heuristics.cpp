@@ -65,6 +65,17 @@ defaultMmaSchedule(const ContractShape &c) {
   while (s.kwarps < 8 && tiles * s.kwarps < 16 * kNumSMs &&
          chunks / (s.kwarps * 2) >= 4)
     s.kwarps *= 2;
+  // An i4 weight stream over 1024 tiles or more (N >= 16384), where the
+  // rule above leaves one or two warps on K, takes 64 k's a lane, two steps
+  // in flight (the same bytes) and two to four warps on K: M = 1 on
+  // 28672 x 4096 took 23.6 us against 34.3 (v32 u4 kw2), on 128256 x 4096
+  // 92.6 against 125.2; below, the rule above is best (8192 x 8192: 15.7
+  // us with kw8 against 16.7 with v64 u2 kw4; 4096 x 4096 6.1 against
+  // 13.1 with kw2; bench/results/2026-12-02-int4).
+  if (stream && c.b == DType::I4 && tiles >= 1024 && c.k % (4 * 64) == 0) {
+    s.vec = 64, s.unroll = 2;
+    s.kwarps = tiles < 4096 ? 4 : 2;
+  }
   s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
   bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
     if (s.unroll > 1)
@@ -109,7 +120,7 @@ defaultTiledSchedule(const ContractShape &c) {
   }
   // 16-bit weights: twice the registers per weight row (ptxas spills 32
   // rows per warp of f16 weights at M = 40).
-  if (dtypeBytes(c.b) > 1)
+  if (dtypeBits(c.b) > 8)
     s.rows = 1;
   while (s.vec > 16 && c.k % (4 * s.vec * s.kwarps))
     s.vec /= 2;
@@ -191,7 +202,7 @@ defaultWgmmaSchedule(const ContractShape &c) {
     ScheduleParams half = s;
     half.mtile = int64_t(llvm::alignTo(llvm::divideCeil(c.m, 2), 8));
     if (blocksOf(s) < kWgmmaFillBlocks && blocksOf(half) <= kNumSMs &&
-        c.n * c.k * int64_t(dtypeBytes(c.b)) <= kL2Bytes / 2)
+        c.weightBytes(c.n * c.k) <= kL2Bytes / 2)
       s.mtile = half.mtile;
   } else if (c.m > 256) {
     // Two warpgroups of rows do about 12% more per block than one, so they
@@ -300,7 +311,13 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   if (target.wgmma && c.m >= kWgmmaFromM)
     if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c))
       return *wgmma;
-  if (c.m >= 2 && mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
+  // int4 weights take tensor cores from M = 1: on CUDA cores their
+  // conversion, dequantization and the split of each bf16 pair into two
+  // f32 for the FMAs leave the kernel bound by integer instructions
+  // (8192 x 8192: 18.7 us simt, 17.4 mma).
+  bool fromOne = c.b == DType::I4;
+  if ((c.m >= 2 || fromOne) &&
+      mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
     if (c.m >= kTiledFromM)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c))
         return *tiled;
@@ -313,10 +330,11 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
 static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
   ScheduleParams s;
   s.kind = ScheduleKind::simt;
-  int64_t eb = dtypeBytes(c.b);
+  // The narrowest load is a byte (two i4 elements).
+  int64_t eb = c.weightBytes(1);
   int64_t alignedDim = c.bTransposed ? c.n : c.k;
   s.vec = 16;
-  while (s.vec > eb && alignedDim % (s.vec / eb))
+  while (s.vec > eb && alignedDim % (s.vec * 8 / dtypeBits(c.b)))
     s.vec /= 2;
   s.warps = 4;
   s.kwarps = 1;

@@ -34,6 +34,8 @@ static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
   Type from = v.getType();
   if (from == to)
     return v;
+  if (isa<IntegerType>(from) && isa<IntegerType>(to)) // i4 -> i8: exact
+    return arith::ExtSIOp::create(b, loc, to, v);
   if (isa<IntegerType>(from))
     return arith::SIToFPOp::create(b, loc, to, v);
   if (isa<IntegerType>(to))
@@ -51,8 +53,8 @@ static Value convertScalar(OpBuilder &b, Location loc, Value v, Type to) {
 /// Converts `v` through `types` (the last is the result type). Intermediate
 /// types reached by an exact conversion are skipped: converting an i8 to bf16
 /// and then to f32 is the same as converting it to f32 directly.
-static Value convertThrough(OpBuilder &b, Location loc, Value v,
-                            ArrayRef<Type> types) {
+Value convertThrough(OpBuilder &b, Location loc, Value v,
+                     ArrayRef<Type> types) {
   SmallVector<Type> steps(types.begin(), types.end());
   Type cur = v.getType();
   SmallVector<Type> kept;
@@ -78,8 +80,8 @@ std::optional<SmallVector<Type>> conversionChainTypes(Region &region) {
   SmallVector<Type> types;
   Value cur = block.getArgument(0);
   for (Operation &op : block.without_terminator()) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp>(
-            op) ||
+    if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
+             arith::ExtSIOp>(op) ||
         op.getOperand(0) != cur)
       return std::nullopt;
     cur = op.getResult(0);
@@ -208,13 +210,22 @@ createElementwise(OpBuilder &b, Location loc, Type resultType,
 }
 
 ContractOp createContract(OpBuilder &b, Location loc, Type resultType, Value a,
-                          Value bv, bool aT, bool bT, const InputList &ep,
-                          ArrayAttr nodes) {
-  auto op = ContractOp::create(b, loc, resultType, a, bv, ep.values,
-                               aT ? b.getUnitAttr() : UnitAttr(),
-                               bT ? b.getUnitAttr() : UnitAttr(),
-                               mapsAttr(b, ep.maps), nodes, ScheduleAttr());
+                          Value bv, bool aT, bool bT, const InputList &bIn,
+                          const InputList &ep, ArrayAttr nodes) {
+  auto op = ContractOp::create(
+      b, loc, resultType, a, bv, bIn.values, ep.values,
+      aT ? b.getUnitAttr() : UnitAttr(), bT ? b.getUnitAttr() : UnitAttr(),
+      bIn.values.empty() ? ArrayAttr() : mapsAttr(b, bIn.maps),
+      mapsAttr(b, ep.maps), nodes, ScheduleAttr());
   return op;
+}
+
+InputList bInputsOf(ContractOp op) {
+  InputList in;
+  in.values.assign(op.getBInputs().begin(), op.getBInputs().end());
+  if (op.getBMaps())
+    in.maps = mapsOf(*op.getBMaps());
+  return in;
 }
 
 /// The standard contraction body: both elements converted to f32 through
@@ -228,6 +239,36 @@ void fillContractBody(OpBuilder &b, Location loc, ContractOp op,
                Value y = convertThrough(b, loc, args[1], bTypes);
                return arith::MulFOp::create(b, loc, x, y);
              });
+}
+
+void fillContractBody(OpBuilder &b, Location loc, ContractOp op,
+                      ArrayRef<Type> aTypes,
+                      function_ref<Value(OpBuilder &, ValueRange)> weight) {
+  SmallVector<Type> args{elementTypeOf(op.getA()), elementTypeOf(op.getB())};
+  for (Value v : op.getBInputs())
+    args.push_back(elementTypeOf(v));
+  fillRegion(b, loc, op.getBody(), args,
+             [&](OpBuilder &b, ValueRange args) -> Value {
+               Value x = convertThrough(b, loc, args[0], aTypes);
+               Value y = weight(b, args.drop_front());
+               return arith::MulFOp::create(b, loc, x, y);
+             });
+}
+
+bool onlyUsedBy(Value v, Operation *user) {
+  return !v.use_empty() &&
+         llvm::all_of(v.getUsers(), [&](Operation *u) { return u == user; });
+}
+
+Value cloneWeightSide(OpBuilder &b, ContractOp op, ValueRange args) {
+  Block &body = op.getBody().front();
+  IRMapping mapping;
+  mapping.map(body.getArguments().drop_front(), args);
+  for (Operation *inner : op.getBOps())
+    b.clone(*inner, mapping);
+  auto yield = cast<YieldOp>(body.getTerminator());
+  return mapping.lookup(
+      yield.getValue().getDefiningOp<arith::MulFOp>().getRhs());
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,7 +292,7 @@ LogicalResult convertNode(OpBuilder &b, Operation *op, unsigned index) {
   auto contract = [&](Value a, Value w, bool bT) {
     InputList none;
     ContractOp c =
-        createContract(b, loc, resultType, a, w, false, bT, none, nodes);
+        createContract(b, loc, resultType, a, w, false, bT, none, none, nodes);
     fillContractBody(b, loc, c, {b.getF32Type()}, {b.getF32Type()});
     fillRegion(b, loc, c.getEpilogue(), {b.getF32Type()},
                [&](OpBuilder &b, ValueRange args) {
@@ -289,6 +330,20 @@ LogicalResult convertNode(OpBuilder &b, Operation *op, unsigned index) {
   } else if (auto t = dyn_cast<graph::TransposeOp>(op)) {
     InputList inputs;
     inputs.add(t.getInput(), transposeMap(ctx, outShape.size()));
+    replacement =
+        createElementwise(b, loc, resultType, inputs, nodes,
+                          [](OpBuilder &, ValueRange args) { return args[0]; })
+            .getResult();
+  } else if (auto rep = dyn_cast<graph::RepeatOp>(op)) {
+    // result[..., j] = t[..., j floordiv group]
+    unsigned rank = outShape.size();
+    SmallVector<AffineExpr> results;
+    for (unsigned i = 0; i + 1 < rank; ++i)
+      results.push_back(getAffineDimExpr(i, ctx));
+    results.push_back(
+        getAffineDimExpr(rank - 1, ctx).floorDiv(int64_t(rep.getGroup())));
+    InputList inputs;
+    inputs.add(rep.getInput(), AffineMap::get(rank, 0, results, ctx));
     replacement =
         createElementwise(b, loc, resultType, inputs, nodes,
                           [](OpBuilder &, ValueRange args) { return args[0]; })

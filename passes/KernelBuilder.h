@@ -13,6 +13,8 @@
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
 
 #include <optional>
 
@@ -25,6 +27,11 @@ mlir::Type elementTypeOf(mlir::Value v);
 /// argument, the types along the chain (empty for the identity).
 std::optional<llvm::SmallVector<mlir::Type>>
 conversionChainTypes(mlir::Region &region);
+
+/// Converts `v` through `types` (the last is the result type) with mtc's
+/// convert semantics, skipping intermediate types reached exactly.
+mlir::Value convertThrough(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value v, llvm::ArrayRef<mlir::Type> types);
 
 /// Types along a contraction body chain, ending in f32.
 llvm::SmallVector<mlir::Type>
@@ -57,17 +64,46 @@ kernel::ElementwiseOp createElementwise(
     const InputList &inputs, mlir::ArrayAttr nodes,
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::ValueRange)> body);
 
-/// A contraction without regions.
+/// A contraction without regions; `bIn` are its b_inputs with their maps
+/// from (n, k).
 kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::Type resultType, mlir::Value a,
                                   mlir::Value bv, bool aT, bool bT,
-                                  const InputList &ep, mlir::ArrayAttr nodes);
+                                  const InputList &bIn, const InputList &ep,
+                                  mlir::ArrayAttr nodes);
+/// `op`'s b_inputs and their maps.
+InputList bInputsOf(kernel::ContractOp op);
 
 /// Fills the body of `op`: both elements converted to f32 through the given
 /// types, multiplied.
 void fillContractBody(mlir::OpBuilder &b, mlir::Location loc,
                       kernel::ContractOp op, llvm::ArrayRef<mlir::Type> aTypes,
                       llvm::ArrayRef<mlir::Type> bTypes);
+/// Fills the body of `op` (whose b_inputs are set): A converted to f32
+/// through `aTypes`; the weight's side computed by `weight` from the block
+/// arguments (b, then the b_inputs); their product.
+void fillContractBody(
+    mlir::OpBuilder &b, mlir::Location loc, kernel::ContractOp op,
+    llvm::ArrayRef<mlir::Type> aTypes,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::ValueRange)>
+        weight);
+
+/// True if every use of `v` is an operand of `user`.
+bool onlyUsedBy(mlir::Value v, mlir::Operation *user);
+
+/// The weight's side of `op`'s body cloned at the builder's insertion
+/// point, its block arguments (b, then the b_inputs) replaced by `args`;
+/// returns the f32 value the body multiplies.
+mlir::Value cloneWeightSide(mlir::OpBuilder &b, kernel::ContractOp op,
+                            mlir::ValueRange args);
+
+class MergeLists;
+
+/// Adds FoldWeightDequant (FoldWeightDequant.cpp), the pattern that moves a
+/// weight's dequantization into the contraction that reads it, counting
+/// its folds in `stat`.
+void addFoldWeightDequant(mlir::RewritePatternSet &patterns,
+                          mlir::Pass::Statistic &stat, MergeLists &lists);
 
 /// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
 /// function) by a kernel op with a single-node region.

@@ -22,7 +22,7 @@ Comparison compare(const HostTensor &out, const RefTensor &ref) {
   if (llvm::ArrayRef<int64_t>(out.shape) !=
           llvm::ArrayRef<int64_t>(ref.shape) ||
       ref.data.size() != size_t(n) ||
-      out.data.size() != size_t(n) * dtypeBytes(out.dtype)) {
+      out.data.size() != size_t(tensorBytes(out.dtype, n))) {
     double inf = std::numeric_limits<double>::infinity();
     c.maxAbsErr = c.maxRelErr = c.l2RelErr = inf;
     return c;

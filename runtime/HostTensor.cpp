@@ -79,13 +79,17 @@ double roundTo(DType t, double v) {
     if (std::isnan(v))
       return 0;
     return std::trunc(std::fmin(127.0, std::fmax(-128.0, v)));
+  case DType::I4:
+    if (std::isnan(v))
+      return 0;
+    return std::trunc(std::fmin(7.0, std::fmax(-8.0, v)));
   }
   return v;
 }
 
 HostTensor::HostTensor(DType dtype, llvm::ArrayRef<int64_t> shape)
     : dtype(dtype), shape(shape.begin(), shape.end()) {
-  data.assign(size_t(numElements()) * dtypeBytes(dtype), 0);
+  data.assign(size_t(tensorBytes(dtype, numElements())), 0);
 }
 
 int64_t HostTensor::numElements() const {
@@ -93,8 +97,14 @@ int64_t HostTensor::numElements() const {
 }
 
 double HostTensor::get(int64_t i) const {
+  if (dtype == DType::I4) {
+    unsigned nibble = (data[size_t(i >> 1)] >> ((i & 1) * 4)) & 0xF;
+    return double(int(nibble ^ 8u) - 8);
+  }
   const uint8_t *p = data.data() + size_t(i) * dtypeBytes(dtype);
   switch (dtype) {
+  case DType::I4:
+    break;
   case DType::I8:
     return double(int8_t(*p));
   case DType::F16: {
@@ -117,8 +127,17 @@ double HostTensor::get(int64_t i) const {
 }
 
 void HostTensor::set(int64_t i, double v) {
+  if (dtype == DType::I4) {
+    unsigned nibble = unsigned(int(roundTo(DType::I4, v))) & 0xF;
+    unsigned shift = (i & 1) * 4;
+    uint8_t &byte = data[size_t(i >> 1)];
+    byte = uint8_t((byte & ~(0xF << shift)) | (nibble << shift));
+    return;
+  }
   uint8_t *p = data.data() + size_t(i) * dtypeBytes(dtype);
   switch (dtype) {
+  case DType::I4:
+    return;
   case DType::I8:
     *p = uint8_t(int8_t(roundTo(DType::I8, v)));
     return;
@@ -146,17 +165,24 @@ static bool looksLikeScale(llvm::StringRef name) {
   return n == "s" || n.contains("scale");
 }
 
+static bool looksLikeZero(llvm::StringRef name) {
+  return llvm::StringRef(name.lower()).contains("zero");
+}
+
 HostTensor resized(const HostTensor &t, llvm::ArrayRef<int64_t> shape) {
   HostTensor out(t.dtype, shape);
   size_t rank = shape.size();
   if (rank != t.shape.size() || out.numElements() == 0 || t.numElements() == 0)
     return out;
-  size_t eb = dtypeBytes(t.dtype);
-  // Copy the overlapping box row by row (the last dimension is contiguous).
+  // Copy the overlapping box row by row (the last dimension is contiguous;
+  // i4 rows are even, so they start on a byte and copy as bytes).
   Shape common(rank);
   for (size_t i = 0; i < rank; ++i)
     common[i] = std::min(shape[i], t.shape[i]);
   int64_t rowElems = common[rank - 1];
+  auto bytes = [&](int64_t elems) {
+    return size_t(tensorBytes(t.dtype, elems));
+  };
   Shape idx(rank, 0);
   while (true) {
     int64_t src = 0, dst = 0;
@@ -164,8 +190,8 @@ HostTensor resized(const HostTensor &t, llvm::ArrayRef<int64_t> shape) {
       src = src * t.shape[i] + idx[i];
       dst = dst * shape[i] + idx[i];
     }
-    std::memcpy(out.data.data() + size_t(dst) * eb,
-                t.data.data() + size_t(src) * eb, size_t(rowElems) * eb);
+    std::memcpy(out.data.data() + bytes(dst), t.data.data() + bytes(src),
+                bytes(rowElems));
     int d = int(rank) - 2;
     for (; d >= 0; --d) {
       if (++idx[d] < common[d])
@@ -196,11 +222,12 @@ struct Rng {
 void fillRandom(HostTensor &t, uint64_t seed, llvm::StringRef name) {
   Rng rng{seed * 0x2545F4914F6CDD1Dull + 1};
   int64_t n = t.numElements();
-  if (t.dtype == DType::I8) {
-    // Eight uniform bytes per draw.
-    for (int64_t i = 0; i < n; i += 8) {
+  if (isInteger(t.dtype)) {
+    // Eight uniform bytes per draw (sixteen i4).
+    int64_t bytes = int64_t(t.data.size());
+    for (int64_t i = 0; i < bytes; i += 8) {
       uint64_t r = rng.next();
-      for (int64_t j = i; j < std::min(n, i + 8); ++j, r >>= 8)
+      for (int64_t j = i; j < std::min(bytes, i + 8); ++j, r >>= 8)
         t.data[size_t(j)] = uint8_t(r);
     }
     return;
@@ -208,6 +235,11 @@ void fillRandom(HostTensor &t, uint64_t seed, llvm::StringRef name) {
   if (looksLikeScale(name)) {
     for (int64_t i = 0; i < n; ++i)
       t.set(i, (0.5 + rng.uniform()) / 64.0);
+    return;
+  }
+  if (looksLikeZero(name)) {
+    for (int64_t i = 0; i < n; ++i)
+      t.set(i, (rng.uniform() - 0.5) / 8.0);
     return;
   }
   // Approximately N(0, 1): the sum of four uniforms, centred and scaled

@@ -22,7 +22,8 @@ uint16_t floatToHalf(float f);
 float halfToFloat(uint16_t h);
 
 /// `v` rounded to `t` as mtc's convert defines it: floats round to nearest
-/// even (through f32); i8 truncates toward zero and saturates, NaN gives 0.
+/// even (through f32); i8 and i4 truncate toward zero and saturate, NaN
+/// gives 0.
 double roundTo(DType t, double v);
 
 struct HostTensor {
@@ -48,9 +49,11 @@ struct HostTensor {
 HostTensor resized(const HostTensor &t, llvm::ArrayRef<int64_t> shape);
 
 /// Seeded random contents: floats approximately N(0, 1) (a scaled sum of four
-/// uniforms) rounded to the type, i8 uniform
-/// in [-128, 127]. Inputs named like scales ("scale", "scales", "*_scale")
-/// get positive values in [0.5, 1.5) / 64 so outputs stay in a sane range.
+/// uniforms) rounded to the type, i8 uniform in [-128, 127], i4 in [-8, 7].
+/// Inputs named like scales ("scale", "scales", "*_scale") get positive
+/// values in [0.5, 1.5) / 64 so outputs stay in a sane range, and those
+/// named like zero points ("zeros", "*_zero") values in [-1, 1) / 16, so
+/// that a group-wise dequantized weight (q * scale + zero) is led by q.
 void fillRandom(HostTensor &t, uint64_t seed, llvm::StringRef name = "");
 
 } // namespace mtc

@@ -220,6 +220,26 @@ llvm::Expected<TensorView> Interpreter::eval(Operation &op, DType dtype,
         v.dtype = dtype;
         return v;
       })
+      .Case([&](graph::RepeatOp rep) -> llvm::Expected<TensorView> {
+        Shape computed;
+        std::string err;
+        int64_t group = int64_t(rep.getGroup());
+        bool ok = repeatShape(args[0]->shape, group, computed, err);
+        if (llvm::Error e = checkShape(op, ok, err, computed, shape))
+          return std::move(e);
+        // result[..., j] = t[..., j / group], from t's row-major doubles.
+        std::vector<double> src = materialize(*args[0], threads);
+        int64_t cols = shape.back();
+        return viewOf(
+            dtype, shape,
+            materializeChunks(product(shape), threads,
+                              [&](int64_t begin, int64_t end, double *dst) {
+                                for (int64_t i = begin; i < end; ++i)
+                                  dst[i - begin] =
+                                      src[size_t(i / cols * (cols / group) +
+                                                 i % cols / group)];
+                              }));
+      })
       .Case<graph::AddOp, graph::SubOp, graph::MulOp>(
           [&](auto) { return binary(op, *args[0], *args[1], dtype, shape); })
       .Case([&](graph::ReluOp) -> llvm::Expected<TensorView> {
@@ -276,10 +296,10 @@ Interpreter::run(graph::FuncOp func, ArrayRef<HostTensor> inputs) {
       return error(what + " is " + dtypeName(in.dtype) + formatShape(in.shape) +
                    " but " + graphName + " expects " + dtypeName(dtype) +
                    formatShape(shape));
-    if (in.data.size() != size_t(product(shape)) * dtypeBytes(dtype))
+    if (in.data.size() != size_t(tensorBytes(dtype, product(shape))))
       return error(what + " holds " + std::to_string(in.data.size()) +
                    " bytes, not " +
-                   std::to_string(product(shape) * dtypeBytes(dtype)));
+                   std::to_string(tensorBytes(dtype, product(shape))));
     env[body.getArgument(unsigned(i))] = viewOf(in);
   }
 

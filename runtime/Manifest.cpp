@@ -9,7 +9,7 @@ using namespace llvm;
 namespace mtc {
 
 int64_t BufferInfo::bytes() const {
-  return numElements(shape).value_or(0) * dtypeBytes(dtype);
+  return tensorBytes(dtype, numElements(shape).value_or(0));
 }
 
 const BufferInfo *Manifest::findBuffer(StringRef name) const {
@@ -148,7 +148,8 @@ static Error readTensorMaps(const json::Object *ko, const Manifest &m,
       return malformed(where + " appears twice");
     seen[t->param] = true;
     const BufferInfo *b = m.findBuffer(k.params[t->param]);
-    unsigned eb = dtypeBytes(b->dtype);
+    // An i4 buffer's map moves bytes (two elements each).
+    unsigned eb = b->dtype == DType::I4 ? 1 : dtypeBytes(b->dtype);
     where += " ('" + b->name + "', " + dtypeName(b->dtype).str() + ")";
     if (std::string why = t->invalidReason(eb); !why.empty())
       return malformed(where + " is invalid: " + why);

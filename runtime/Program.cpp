@@ -170,6 +170,7 @@ Error Program::checkKernel(unsigned k, Kernel &kernel) const {
 /// The driver's tensor-map element type for `t`.
 static cu::CUtensorMapDataType tensorMapType(DType t) {
   switch (t) {
+  case DType::I4: // moved as bytes, two elements each
   case DType::I8:
     return cu::CU_TENSOR_MAP_DATA_TYPE_UINT8; // moved as bytes
   case DType::F16:

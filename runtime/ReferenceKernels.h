@@ -71,6 +71,13 @@ struct I8Reader {
   const uint8_t *p;
   double operator()(int64_t i) const { return double(int8_t(p[i])); }
 };
+struct I4Reader {
+  const uint8_t *p;
+  double operator()(int64_t i) const {
+    unsigned nibble = (p[i >> 1] >> ((i & 1) * 4)) & 0xF;
+    return double(int(nibble ^ 8u) - 8); // two's complement
+  }
+};
 struct F16Reader {
   const uint8_t *p;
   double operator()(int64_t i) const {
@@ -104,6 +111,9 @@ template <typename Fn> void withReader(const TensorView &t, Fn &&fn) {
   }
   const uint8_t *p = t.encoded->data.data();
   switch (t.encoded->dtype) {
+  case DType::I4:
+    fn(I4Reader{p});
+    return;
   case DType::I8:
     fn(I8Reader{p});
     return;

@@ -115,7 +115,7 @@ MTC_API size_t mtc_artifact_num_outputs(const mtc_artifact *artifact);
 typedef enum mtc_tensor_kind { MTC_INPUT = 0, MTC_OUTPUT = 1 } mtc_tensor_kind;
 typedef struct mtc_tensor_info {
   const char *name;  /* lives as long as the artifact */
-  const char *dtype; /* "i8", "f16", "bf16", "f32" */
+  const char *dtype; /* "i4" (two a byte), "i8", "f16", "bf16", "f32" */
   int rank;
   int64_t shape[MTC_MAX_RANK]; /* in bucket `bucket`; row-major, dense */
   int64_t bytes;

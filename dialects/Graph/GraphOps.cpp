@@ -1,7 +1,7 @@
 //===- GraphOps.cpp - mtc graph dialect ops
 //--------------------------------===//
 //
-// Verifiers (through ShapeRules), result type inference, the shared node
+// Verifiers (through ShapeRules), the shared node
 // syntax, folders and canonicalization patterns.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +20,8 @@ using namespace mtc::graph;
 //===----------------------------------------------------------------------===//
 
 std::optional<DType> mtc::dtypeOf(Type t) {
+  if (t.isSignlessInteger(4))
+    return DType::I4;
   if (t.isSignlessInteger(8))
     return DType::I8;
   if (t.isF16())
@@ -34,6 +36,8 @@ std::optional<DType> mtc::dtypeOf(Type t) {
 Type mtc::toMlirType(MLIRContext *ctx, DType t) {
   Builder b(ctx);
   switch (t) {
+  case DType::I4:
+    return b.getIntegerType(4);
   case DType::I8:
     return b.getIntegerType(8);
   case DType::F16:
@@ -201,8 +205,8 @@ LogicalResult FuncOp::verify() {
         !dtypeOf(tensor.getElementType()))
       return emitOpError("input #")
              << i
-             << " must be a statically shaped tensor (rank >= 1) of i8, f16, "
-                "bf16 or f32, got "
+             << " must be a statically shaped tensor (rank >= 1) of i4, i8, "
+                "f16, bf16 or f32, got "
              << inputs[i];
   }
   for (auto [i, type] : llvm::enumerate(getFunctionType().getResults())) {
@@ -211,6 +215,10 @@ LogicalResult FuncOp::verify() {
         !dtypeOf(tensor.getElementType()))
       return emitOpError("result #")
              << i << " must be a statically shaped tensor, got " << type;
+    if (tensor.getElementType().isInteger(4))
+      return emitOpError("result #")
+             << i << " is i4; graph results cannot be i4 (a storage type "
+             << "for weights, which are graph inputs)";
     if (failed(verifyTensorLimits(*this, "result #" + std::to_string(i), type)))
       return failure();
   }
@@ -237,146 +245,6 @@ LogicalResult ReturnOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Type inference
-//===----------------------------------------------------------------------===//
-
-namespace {
-/// Operand shapes and dtypes, checked to be supported tensors.
-struct Operands {
-  SmallVector<RankedTensorType, 2> types;
-  SmallVector<DType, 2> dtypes;
-};
-} // namespace
-
-static LogicalResult collectOperands(std::optional<Location> loc,
-                                     ValueRange operands, StringRef op,
-                                     Operands &out) {
-  for (Value v : operands) {
-    auto t = dyn_cast<RankedTensorType>(v.getType());
-    std::optional<DType> d = t ? dtypeOf(t.getElementType()) : std::nullopt;
-    if (!t || !t.hasStaticShape() || !d)
-      return emitOptionalError(loc, op, ": unsupported operand type ",
-                               v.getType());
-    out.types.push_back(t);
-    out.dtypes.push_back(*d);
-  }
-  return success();
-}
-
-static LogicalResult fail(std::optional<Location> loc, const std::string &err) {
-  return emitOptionalError(loc, err);
-}
-
-LogicalResult LinearOp::inferReturnTypes(MLIRContext *ctx,
-                                         std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr,
-                                         OpaqueProperties, RegionRange,
-                                         SmallVectorImpl<Type> &inferred) {
-  Operands ops;
-  std::string err;
-  Shape shape;
-  if (failed(collectOperands(loc, operands, "linear", ops)))
-    return failure();
-  if (!checkSameFloatTypes("linear", ops.dtypes[0], ops.dtypes[1], err) ||
-      !linearShape(ops.types[0].getShape(), ops.types[1].getShape(), shape,
-                   err))
-    return fail(loc, err);
-  inferred.push_back(
-      RankedTensorType::get(shape, ops.types[0].getElementType()));
-  return success();
-}
-
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *ctx,
-                                         std::optional<Location> loc,
-                                         ValueRange operands, DictionaryAttr,
-                                         OpaqueProperties, RegionRange,
-                                         SmallVectorImpl<Type> &inferred) {
-  Operands ops;
-  std::string err;
-  Shape shape;
-  if (failed(collectOperands(loc, operands, "matmul", ops)))
-    return failure();
-  if (!checkSameFloatTypes("matmul", ops.dtypes[0], ops.dtypes[1], err) ||
-      !matmulShape(ops.types[0].getShape(), ops.types[1].getShape(), shape,
-                   err))
-    return fail(loc, err);
-  inferred.push_back(
-      RankedTensorType::get(shape, ops.types[0].getElementType()));
-  return success();
-}
-
-LogicalResult TransposeOp::inferReturnTypes(MLIRContext *ctx,
-                                            std::optional<Location> loc,
-                                            ValueRange operands, DictionaryAttr,
-                                            OpaqueProperties, RegionRange,
-                                            SmallVectorImpl<Type> &inferred) {
-  Operands ops;
-  std::string err;
-  Shape shape;
-  if (failed(collectOperands(loc, operands, "transpose", ops)))
-    return failure();
-  if (!transposeShape(ops.types[0].getShape(), shape, err))
-    return fail(loc, err);
-  inferred.push_back(
-      RankedTensorType::get(shape, ops.types[0].getElementType()));
-  return success();
-}
-
-static LogicalResult inferBinary(StringRef op, std::optional<Location> loc,
-                                 ValueRange operands,
-                                 SmallVectorImpl<Type> &inferred) {
-  Operands ops;
-  std::string err;
-  Shape shape;
-  if (failed(collectOperands(loc, operands, op, ops)))
-    return failure();
-  if (!checkSameFloatTypes(op, ops.dtypes[0], ops.dtypes[1], err))
-    return fail(loc, err);
-  if (!broadcastShapes(ops.types[0].getShape(), ops.types[1].getShape(), shape,
-                       err))
-    return fail(loc, (op + ": " + err).str());
-  inferred.push_back(
-      RankedTensorType::get(shape, ops.types[0].getElementType()));
-  return success();
-}
-
-static LogicalResult inferUnary(StringRef op, std::optional<Location> loc,
-                                ValueRange operands,
-                                SmallVectorImpl<Type> &inferred) {
-  Operands ops;
-  std::string err;
-  if (failed(collectOperands(loc, operands, op, ops)))
-    return failure();
-  if (!checkFloatType(op, ops.dtypes[0], err))
-    return fail(loc, err);
-  inferred.push_back(ops.types[0]);
-  return success();
-}
-
-#define MTC_BINARY_INFER(Op, name)                                             \
-  LogicalResult Op::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    return inferBinary(name, loc, operands, inferred);                         \
-  }
-MTC_BINARY_INFER(AddOp, "add")
-MTC_BINARY_INFER(SubOp, "sub")
-MTC_BINARY_INFER(MulOp, "mul")
-#undef MTC_BINARY_INFER
-
-#define MTC_UNARY_INFER(Op, name)                                              \
-  LogicalResult Op::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    return inferUnary(name, loc, operands, inferred);                          \
-  }
-MTC_UNARY_INFER(ReluOp, "relu")
-MTC_UNARY_INFER(SiluOp, "silu")
-#undef MTC_UNARY_INFER
-
-//===----------------------------------------------------------------------===//
 // ConvertOp
 //===----------------------------------------------------------------------===//
 
@@ -386,7 +254,9 @@ LogicalResult mtc::graph::verifyTensorLimits(Operation *op, StringRef what,
   if (!tensor || !tensor.hasStaticShape())
     return success(); // the type constraints report these
   std::string err;
-  if (!checkShape(tensor.getShape(), err))
+  std::optional<DType> dtype = dtypeOf(tensor.getElementType());
+  if (!(dtype ? checkTensorType(*dtype, tensor.getShape(), err)
+              : checkShape(tensor.getShape(), err)))
     return op->emitOpError() << what << ": " << err;
   return success();
 }
@@ -394,6 +264,29 @@ LogicalResult mtc::graph::verifyTensorLimits(Operation *op, StringRef what,
 LogicalResult mtc::graph::verifyNode(Operation *op) {
   if (failed(verifyTensorLimits(op, "result", op->getResult(0).getType())))
     return failure();
+  // i4 is a storage type: only convert reads it, nothing produces it.
+  std::optional<DType> to;
+  if (isa<ConvertOp>(op))
+    to = dtypeOf(getElementTypeOrSelf(op->getResult(0).getType()));
+  for (Value v : op->getOperands()) {
+    std::optional<DType> d = dtypeOf(getElementTypeOrSelf(v.getType()));
+    std::string err;
+    if (d && !checkI4Use(op->getName().stripDialect(), *d, to, err))
+      return op->emitOpError() << err.substr(err.find(": ") + 2);
+  }
+  if (auto rep = dyn_cast<RepeatOp>(op)) {
+    auto in = cast<RankedTensorType>(rep.getInput().getType());
+    auto out = cast<RankedTensorType>(rep.getType());
+    Shape shape;
+    std::string err;
+    if (!repeatShape(in.getShape(), rep.getGroup(), shape, err))
+      return rep.emitOpError() << err;
+    if (out != RankedTensorType::get(shape, in.getElementType()))
+      return rep.emitOpError("result type ")
+             << out << " does not match the input repeated in groups of "
+             << rep.getGroup() << "; expected "
+             << RankedTensorType::get(shape, in.getElementType());
+  }
   if (auto cvt = dyn_cast<ConvertOp>(op)) {
     auto in = cast<RankedTensorType>(cvt.getInput().getType());
     auto out = cast<RankedTensorType>(cvt.getType());

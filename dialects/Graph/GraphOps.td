@@ -22,7 +22,8 @@ def Graph_Dialect : Dialect {
   let summary = "Tensor graphs as written in .graph files";
   let description = [{
     One op per node of a graph file. Tensors are statically shaped and hold
-    `i8`, `f16`, `bf16` or `f32`. Binary ops broadcast like numpy; matmul and
+    `i4`, `i8`, `f16`, `bf16` or `f32` (`i4`, two to a byte, only as graph
+    inputs that are converted: packed weights). Binary ops broadcast like numpy; matmul and
     linear accumulate in f32 and produce their operands' element type; only
     `graph.convert` changes an element type. Each op's location is a `NameLoc`
     carrying the node's name from the graph file, and the printer uses it as
@@ -36,12 +37,13 @@ def Graph_Dialect : Dialect {
 class Graph_Op<string mnemonic, list<Trait> traits = []>
     : Op<Graph_Dialect, mnemonic, traits>;
 
-def Graph_ElementType : AnyTypeOf<[I8, F16, BF16, F32]>;
+def Graph_I4 : I<4>;
+def Graph_ElementType : AnyTypeOf<[Graph_I4, I8, F16, BF16, F32]>;
 
 def Graph_Tensor : Type<
-    And<[RankedTensorOf<[I8, F16, BF16, F32]>.predicate, HasStaticShapePred,
+    And<[RankedTensorOf<[Graph_I4, I8, F16, BF16, F32]>.predicate, HasStaticShapePred,
          CPred<"::llvm::cast<::mlir::ShapedType>($_self).getRank() >= 1">]>,
-    "statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32",
+    "statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32",
     "::mlir::RankedTensorType">;
 
 //===----------------------------------------------------------------------===//
@@ -133,7 +135,7 @@ def Graph_ConvertOp : Graph_NodeOp<"convert"> {
   let summary = "Element type conversion";
   let description = [{
     Converts every element to the result's element type; the shape is kept.
-    Integer to float is exact for i8. Float to float rounds to nearest even.
+    Integer to float is exact for i4 and i8, i4 to i8 too. Float to float rounds to nearest even.
     Float to i8 truncates toward zero and saturates to [-128, 127]; NaN gives 0.
 
     ```mlir
@@ -163,6 +165,23 @@ def Graph_MatmulOp : Graph_InferredNodeOp<"matmul"> {
   }];
   let arguments = (ins Graph_Tensor:$a, Graph_Tensor:$b);
   let hasCanonicalizer = 1;
+}
+
+def Graph_RepeatOp : Graph_NodeOp<"repeat"> {
+  let summary = "Repeats every element of the last dimension `group` times";
+  let description = [{
+    `t: [..., G]` -> `[..., G * group]`, `result[..., j] = t[..., j / group]`:
+    `torch.repeat_interleave(t, group, dim=-1)`. Group-wise quantization
+    writes its scales and zeros `[N, K / group]` as `[N, K]` so, and fusion
+    reads them per group inside the contraction instead.
+
+    ```mlir
+    %s = graph.repeat %scales {group = 128 : i64}
+        : tensor<8192x32xbf16> -> tensor<8192x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$group);
 }
 
 def Graph_TransposeOp : Graph_InferredNodeOp<"transpose"> {

@@ -8,12 +8,15 @@
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cassert>
+
 using namespace llvm;
 
 namespace mtc {
 
 std::optional<DType> parseDType(StringRef name) {
   return StringSwitch<std::optional<DType>>(name)
+      .Case("i4", DType::I4)
       .Case("i8", DType::I8)
       .Case("f16", DType::F16)
       .Case("bf16", DType::BF16)
@@ -23,6 +26,8 @@ std::optional<DType> parseDType(StringRef name) {
 
 StringRef dtypeName(DType t) {
   switch (t) {
+  case DType::I4:
+    return "i4";
   case DType::I8:
     return "i8";
   case DType::F16:
@@ -35,17 +40,30 @@ StringRef dtypeName(DType t) {
   return "?";
 }
 
-unsigned dtypeBytes(DType t) {
+StringRef dtypeNames() { return "i4, i8, f16, bf16, f32"; }
+
+unsigned dtypeBits(DType t) {
   switch (t) {
+  case DType::I4:
+    return 4;
   case DType::I8:
-    return 1;
+    return 8;
   case DType::F16:
   case DType::BF16:
-    return 2;
+    return 16;
   case DType::F32:
-    return 4;
+    return 32;
   }
   return 0;
+}
+
+unsigned dtypeBytes(DType t) {
+  assert(t != DType::I4 && "i4 elements are half a byte: use tensorBytes");
+  return dtypeBits(t) / 8;
+}
+
+int64_t tensorBytes(DType t, int64_t elements) {
+  return (elements * dtypeBits(t) + 7) / 8;
 }
 
 std::optional<int64_t> numElements(ArrayRef<int64_t> shape) {
@@ -81,6 +99,18 @@ bool checkShape(ArrayRef<int64_t> shape, std::string &err) {
   if (!numElements(shape)) {
     err = "tensor of shape " + formatShape(shape) +
           " is too large (more than 2^40 elements)";
+    return false;
+  }
+  return true;
+}
+
+bool checkTensorType(DType t, ArrayRef<int64_t> shape, std::string &err) {
+  if (!checkShape(shape, err))
+    return false;
+  if (t == DType::I4 && !shape.empty() && shape.back() % 2) {
+    err = "i4 tensors pack two elements a byte along the last dimension, "
+          "which must be even; got " +
+          formatShape(shape);
     return false;
   }
   return true;
@@ -186,6 +216,39 @@ bool transposeShape(ArrayRef<int64_t> t, Shape &out, std::string &err) {
   return true;
 }
 
+bool repeatShape(ArrayRef<int64_t> t, int64_t group, Shape &out,
+                 std::string &err) {
+  if (group <= 0) {
+    err =
+        "repeat: the group size must be positive, got " + std::to_string(group);
+    return false;
+  }
+  out.assign(t.begin(), t.end());
+  if (out.back() > kMaxElements / group) {
+    err = "repeat: result tensor of " + formatShape(t) +
+          " repeated in groups of " + std::to_string(group) +
+          " is too large (more than 2^40 elements)";
+    return false;
+  }
+  out.back() *= group;
+  return true;
+}
+
+bool checkI4Use(StringRef op, DType operand, std::optional<DType> to,
+                std::string &err) {
+  if (to == DType::I4) {
+    err = op.str() + ": cannot produce i4; i4 is a storage type for weights "
+                     "(graph inputs, converted before use)";
+    return false;
+  }
+  if (operand == DType::I4 && !to) {
+    err = op.str() + ": i4 operands must be converted first (i4 is a "
+                     "storage type); insert a convert";
+    return false;
+  }
+  return true;
+}
+
 bool checkFloatType(StringRef op, DType a, std::string &err) {
   if (isFloat(a))
     return true;
@@ -207,6 +270,8 @@ bool isExactConversion(DType from, DType to) {
   if (from == to)
     return true;
   switch (from) {
+  case DType::I4:
+    return to != DType::I4;
   case DType::I8:
     return isFloat(to);
   case DType::F16:

@@ -24,8 +24,8 @@ static bool isScalar(Type t) { return t.isIntOrFloat(); }
 
 bool mtc::kernel::isAllowedScalarOp(Operation *op) {
   if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
-           arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
-           arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
+           arith::ExtSIOp, arith::MulFOp, arith::AddFOp, arith::SubFOp,
+           arith::DivFOp, arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
            arith::ConstantOp, arith::SelectOp, arith::CmpFOp, math::ExpOp,
            YieldOp>(op))
     return false;
@@ -37,6 +37,22 @@ bool mtc::kernel::isAllowedScalarOp(Operation *op) {
 static bool isConversion(Operation *op) {
   return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp>(
       op);
+}
+
+MapResult mtc::kernel::decodeMapResult(AffineExpr expr) {
+  MapResult r;
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    r.dim = dim.getPosition();
+  } else if (auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
+             bin && bin.getKind() == AffineExprKind::FloorDiv) {
+    auto dim = dyn_cast<AffineDimExpr>(bin.getLHS());
+    auto cst = dyn_cast<AffineConstantExpr>(bin.getRHS());
+    if (dim && cst) {
+      r.dim = dim.getPosition();
+      r.divisor = cst.getValue();
+    }
+  }
+  return r;
 }
 
 LogicalResult mtc::kernel::verifyIndexingMap(Operation *op, StringRef what,
@@ -53,18 +69,29 @@ LogicalResult mtc::kernel::verifyIndexingMap(Operation *op, StringRef what,
            << map.getNumResults() << " results but the input has rank "
            << inputShape.size();
   for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-      if (inputShape[i] != iterShape[dim.getPosition()])
+    MapResult r = decodeMapResult(expr);
+    if (!r.isZero() && r.divisor == 1) {
+      if (inputShape[i] != iterShape[r.dim])
+        return op->emitOpError() << what << ": input dim " << i << " has size "
+                                 << inputShape[i] << " but is indexed by d"
+                                 << r.dim << " of size " << iterShape[r.dim];
+      continue;
+    }
+    if (!r.isZero()) {
+      if (r.divisor < 2 || inputShape[i] * r.divisor != iterShape[r.dim])
         return op->emitOpError()
                << what << ": input dim " << i << " has size " << inputShape[i]
-               << " but is indexed by d" << dim.getPosition() << " of size "
-               << iterShape[dim.getPosition()];
+               << " but is indexed by d" << r.dim << " floordiv " << r.divisor
+               << " over " << iterShape[r.dim]
+               << "; a group size of at least 2 must divide the iteration "
+                  "dim into exactly the input's size";
       continue;
     }
     auto cst = dyn_cast<AffineConstantExpr>(expr);
     if (!cst || cst.getValue() != 0)
-      return op->emitOpError() << what << ": map result #" << i
-                               << " must be a dim or the constant 0";
+      return op->emitOpError()
+             << what << ": map result #" << i
+             << " must be a dim, a dim floordiv a constant, or the constant 0";
     if (inputShape[i] != 1)
       return op->emitOpError()
              << what << ": input dim " << i << " has size " << inputShape[i]
@@ -79,9 +106,20 @@ static LogicalResult verifyTensor(Operation *op, StringRef what, Type t) {
       !dtypeOf(tensor.getElementType()))
     return op->emitOpError() << what
                              << " must be a statically shaped tensor (rank >= "
-                                "1) of i8, f16, bf16 or f32, got "
+                                "1) of i4, i8, f16, bf16 or f32, got "
                              << t;
   return graph::verifyTensorLimits(op, what, t);
+}
+
+/// A kernel's result: any tensor verifyTensor takes but i4 (a storage type
+/// no kernel writes).
+static LogicalResult verifyResult(Operation *op, Type t) {
+  if (failed(verifyTensor(op, "result", t)))
+    return failure();
+  if (getElementTypeOrSelf(t).isInteger(4))
+    return op->emitOpError("result cannot be i4 (a storage type for weights, "
+                           "which kernels only read)");
+  return success();
 }
 
 /// Checks a scalar region: argument types, the yielded type, allowed ops.
@@ -138,6 +176,44 @@ static void setNameFromNodes(Operation *op, ArrayAttr nodes,
 // ContractOp
 //===----------------------------------------------------------------------===//
 
+/// The b_inputs and their maps from (n, k): each result d0, d1 floordiv G
+/// (one G for all) or 0.
+static LogicalResult verifyBInputs(ContractOp op, int64_t n, int64_t k) {
+  size_t count = op.getBInputs().size();
+  size_t maps = op.getBMaps() ? op.getBMaps()->size() : 0;
+  if (maps != count)
+    return op.emitOpError("has ")
+           << count << " b inputs but " << maps << " b maps";
+  if (count && op.getBTransposed())
+    return op.emitOpError("b inputs need the weight stored [N, K] (not "
+                          "b_transposed)");
+  std::optional<int64_t> group;
+  for (auto [i, v] : llvm::enumerate(op.getBInputs())) {
+    std::string what = "b input #" + std::to_string(i);
+    AffineMap map = cast<AffineMapAttr>((*op.getBMaps())[i]).getValue();
+    if (failed(
+            verifyIndexingMap(op, what, map, {n, k},
+                              cast<RankedTensorType>(v.getType()).getShape())))
+      return failure();
+    for (AffineExpr e : map.getResults()) {
+      MapResult r = decodeMapResult(e);
+      if (r.dim != 1)
+        continue;
+      if (r.divisor == 1)
+        return op.emitOpError()
+               << what << " is read per element of the weight (d1); b inputs "
+               << "are read per row (d0) or per group of K (d1 floordiv G)";
+      if (group && *group != r.divisor)
+        return op.emitOpError()
+               << what << " is read in groups of " << r.divisor
+               << " but an earlier b input in groups of " << *group
+               << "; all b inputs share one group size";
+      group = r.divisor;
+    }
+  }
+  return success();
+}
+
 int64_t ContractOp::getM() { return ContractShape::of(*this).m; }
 int64_t ContractOp::getN() { return ContractShape::of(*this).n; }
 int64_t ContractOp::getK() { return ContractShape::of(*this).k; }
@@ -158,6 +234,40 @@ static FailureOr<SmallVector<Operation *>> chainFrom(BlockArgument arg,
   return ops;
 }
 
+/// Ops that may form the weight's side of the body when it reads b_inputs.
+static bool isWeightSideOp(Operation *op) {
+  return isConversion(op) ||
+         isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op);
+}
+
+/// The ops `v` is computed from inside `block`, in block order, if they are
+/// all weight-side ops reading no argument but #1 (b) and those from
+/// `firstInput` on (the b_inputs); failure otherwise.
+static FailureOr<SmallVector<Operation *>> weightSide(Block &block, Value v,
+                                                      unsigned firstInput) {
+  llvm::SmallPtrSet<Operation *, 16> ops;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(cur)) {
+      if (arg.getOwner() != &block ||
+          (arg.getArgNumber() != 1 && arg.getArgNumber() < firstInput))
+        return failure();
+      continue;
+    }
+    Operation *def = cur.getDefiningOp();
+    if (!def || def->getBlock() != &block || !isWeightSideOp(def))
+      return failure();
+    if (ops.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered;
+  for (Operation &op : block)
+    if (ops.contains(&op))
+      ordered.push_back(&op);
+  return ordered;
+}
+
 static arith::MulFOp bodyProduct(ContractOp op) {
   auto yield = cast<YieldOp>(op.getBody().front().getTerminator());
   return yield.getValue().getDefiningOp<arith::MulFOp>();
@@ -175,11 +285,32 @@ SmallVector<Operation *> ContractOp::getBChain() {
   return succeeded(chain) ? *chain : SmallVector<Operation *>{};
 }
 
+SmallVector<Operation *> ContractOp::getBOps() {
+  auto ops = weightSide(getBody().front(), bodyProduct(*this).getRhs(), 2);
+  return succeeded(ops) ? *ops : SmallVector<Operation *>{};
+}
+
+int64_t ContractOp::getGroupSize() {
+  std::optional<ArrayAttr> maps = getBMaps();
+  if (getBInputs().empty() || !maps)
+    return 0;
+  for (Attribute a : *maps)
+    for (AffineExpr e : cast<AffineMapAttr>(a).getValue().getResults())
+      if (MapResult r = decodeMapResult(e); r.dim == 1)
+        return r.divisor;
+  // Per row: one value covers all of K (B is [N, K] with b inputs).
+  return cast<RankedTensorType>(getB().getType()).getDimSize(1);
+}
+
 LogicalResult ContractOp::verify() {
   if (failed(verifyTensor(*this, "operand a", getA().getType())) ||
       failed(verifyTensor(*this, "operand b", getB().getType())) ||
-      failed(verifyTensor(*this, "result", getType())))
+      failed(verifyResult(*this, getType())))
     return failure();
+  for (auto [i, v] : llvm::enumerate(getBInputs()))
+    if (failed(
+            verifyTensor(*this, "b input #" + std::to_string(i), v.getType())))
+      return failure();
   for (auto [i, v] : llvm::enumerate(getEpilogueInputs()))
     if (failed(verifyTensor(*this, "epilogue input #" + std::to_string(i),
                             v.getType())))
@@ -215,6 +346,8 @@ LogicalResult ContractOp::verify() {
            << formatShape(r) << " does not match the operands; expected "
            << formatShape(expected);
 
+  if (failed(verifyBInputs(*this, n, kB)))
+    return failure();
   ArrayAttr maps = getEpilogueMaps();
   if (maps.size() != getEpilogueInputs().size())
     return emitOpError("has ")
@@ -229,11 +362,16 @@ LogicalResult ContractOp::verify() {
   return verifyScheduleOf(*this, getSchedule());
 }
 
+static LogicalResult verifyEpilogueRegion(ContractOp op, Type f32);
+
 LogicalResult ContractOp::verifyRegions() {
   Type f32 = Float32Type::get(getContext());
   Type aElem = cast<RankedTensorType>(getA().getType()).getElementType();
   Type bElem = cast<RankedTensorType>(getB().getType()).getElementType();
-  if (failed(verifyScalarRegion(*this, "body", getBody(), {aElem, bElem}, f32)))
+  SmallVector<Type> bodyArgs{aElem, bElem};
+  for (Value v : getBInputs())
+    bodyArgs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  if (failed(verifyScalarRegion(*this, "body", getBody(), bodyArgs, f32)))
     return failure();
   Block &body = getBody().front();
   arith::MulFOp mul = bodyProduct(*this);
@@ -241,6 +379,26 @@ LogicalResult ContractOp::verifyRegions() {
     return emitOpError("body must yield the arith.mulf of its two converted "
                        "operands");
   auto aChain = chainFrom(body.getArgument(0), mul.getLhs());
+  if (!getBInputs().empty()) {
+    auto bSide = weightSide(body, mul.getRhs(), 2);
+    if (failed(aChain) || failed(bSide))
+      return emitOpError("body must multiply %a, converted to f32 by a chain "
+                         "of arith conversions, and an expression of arith "
+                         "conversions, addf, subf and mulf over %b and the b "
+                         "inputs");
+    if (!llvm::any_of(body.getArgument(1).getUsers(), [&](Operation *u) {
+          return llvm::is_contained(*bSide, u);
+        }))
+      return emitOpError("body's weight side must read %b");
+    if (body.getOperations().size() != aChain->size() + bSide->size() + 2)
+      return emitOpError("body may only hold the activations' conversion "
+                         "chain, the weight's expression, the product and "
+                         "the yield");
+    for (Operation *op : *aChain)
+      if (!op->getResult(0).hasOneUse())
+        return op->emitOpError("in a contraction body must have a single use");
+    return verifyEpilogueRegion(*this, f32);
+  }
   auto bChain = chainFrom(body.getArgument(1), mul.getRhs());
   if (failed(aChain) || failed(bChain))
     return emitOpError("body must multiply %a and %b, each converted to f32 by "
@@ -252,13 +410,17 @@ LogicalResult ContractOp::verifyRegions() {
   for (Operation *op : llvm::concat<Operation *>(*aChain, *bChain))
     if (!op->getResult(0).hasOneUse())
       return op->emitOpError("in a contraction body must have a single use");
+  return verifyEpilogueRegion(*this, f32);
+}
 
+static LogicalResult verifyEpilogueRegion(ContractOp op, Type f32) {
   SmallVector<Type> epilogueArgs{f32};
-  for (Value v : getEpilogueInputs())
+  for (Value v : op.getEpilogueInputs())
     epilogueArgs.push_back(
         cast<RankedTensorType>(v.getType()).getElementType());
-  return verifyScalarRegion(*this, "epilogue", getEpilogue(), epilogueArgs,
-                            cast<RankedTensorType>(getType()).getElementType());
+  return verifyScalarRegion(
+      op, "epilogue", op.getEpilogue(), epilogueArgs,
+      cast<RankedTensorType>(op.getType()).getElementType());
 }
 
 void ContractOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
@@ -271,9 +433,11 @@ void ContractOp::getAsmBlockArgumentNames(Region &region,
     return;
   Block &block = region.front();
   if (&region == &getBody()) {
-    if (block.getNumArguments() == 2) {
+    if (block.getNumArguments() == 2 + getBInputs().size()) {
       fn(block.getArgument(0), "a");
       fn(block.getArgument(1), "b");
+      for (unsigned i = 2; i < block.getNumArguments(); ++i)
+        fn(block.getArgument(i), "w" + std::to_string(i - 2));
     }
     return;
   }
@@ -286,7 +450,7 @@ void ContractOp::getAsmBlockArgumentNames(Region &region,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ElementwiseOp::verify() {
-  if (failed(verifyTensor(*this, "result", getType())))
+  if (failed(verifyResult(*this, getType())))
     return failure();
   ArrayRef<int64_t> r = cast<RankedTensorType>(getType()).getShape();
   ArrayAttr maps = getIndexingMaps();

@@ -26,9 +26,20 @@ struct ScheduleParams;
 #include "dialects/Kernel/KernelOps.h.inc"
 
 namespace mtc::kernel {
+/// One result of an indexing map: iteration dim `dim` divided by `divisor`
+/// (rounding down), or the constant 0 (dim < 0).
+struct MapResult {
+  int dim = -1;
+  int64_t divisor = 1;
+  bool isZero() const { return dim < 0; }
+};
+/// The result `expr` of a verified indexing map.
+MapResult decodeMapResult(mlir::AffineExpr expr);
+
 /// Checks that `map` indexes a tensor of `inputShape` from an iteration space
-/// of `iterShape`: every result is a dim of equal size or the constant 0 for
-/// a dim of size 1.
+/// of `iterShape`: every result is a dim of equal size, the constant 0 for a
+/// dim of size 1, or a dim `floordiv G` for a dim G times smaller (each
+/// element read by G consecutive iterations: graph.repeat).
 llvm::LogicalResult verifyIndexingMap(mlir::Operation *op, llvm::StringRef what,
                                       mlir::AffineMap map,
                                       llvm::ArrayRef<int64_t> iterShape,

@@ -115,13 +115,14 @@ def Kernel_YieldOp : Kernel_Op<"yield", [Pure, Terminator,
 }
 
 def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
+    AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<OpAsmOpInterface,
                               ["getAsmResultNames", "getAsmBlockArgumentNames"]>]> {
   let summary = "A matmul with its operand conversions and epilogue fused in";
   let description = [{
     Computes, for every output element (m..., n):
 
-        acc = sum over k of body(A[m..., k], B[n, k])       (f32)
+        acc = sum over k of body(A[m..., k], B[n, k], W0[wmap0(n, k)], ...)
         result[m..., n] = epilogue(acc, E0[map0(m..., n)], ...)
 
     `A` is `[..., K]` (its leading dims flattened into M), or `[K, M]` with
@@ -137,22 +138,41 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
           %2 = arith.mulf %0, %1 : f32
           kernel.yield %2 : f32
 
+    The weight's side of the product may also read `b_inputs` (`W0`, ...):
+    the scales and zeros of a group-wise quantized weight, each indexed by a
+    map `b_maps` from (n, k) whose results are `d0`, `d1 floordiv G` (one
+    value per group of G consecutive k's; every map has the same G, which
+    divides K) or 0. The weight side is then an expression of `arith`
+    conversions, `addf`, `subf` and `mulf` over `%b` and those inputs (the
+    graph's dequantization, with its roundings):
+
+        ^bb0(%a: bf16, %b: i4, %s: bf16, %z: bf16):
+          %0 = arith.extf %a : bf16 to f32
+          %1 = arith.sitofp %b : i4 to bf16
+          ... (%1 * %s + %z, each step rounded to bf16)
+          %9 = arith.extf %8 : bf16 to f32
+          %10 = arith.mulf %0, %9 : f32
+          kernel.yield %10 : f32
+
     The epilogue receives the f32 sum and one element of each epilogue input,
     computes in f32 and yields the stored element.
   }];
   let arguments = (ins
     AnyRankedTensor:$a,
     AnyRankedTensor:$b,
+    Variadic<AnyRankedTensor>:$b_inputs,
     Variadic<AnyRankedTensor>:$epilogue_inputs,
     UnitAttr:$a_transposed,
     UnitAttr:$b_transposed,
+    OptionalAttr<AffineMapArrayAttr>:$b_maps,
     AffineMapArrayAttr:$epilogue_maps,
     StrArrayAttr:$nodes,
     OptionalAttr<Kernel_ScheduleAttr>:$schedule);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
-    $a `,` $b (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
+    $a `,` $b (`b_inputs` `(` $b_inputs^ `:` type($b_inputs) `)`)?
+    (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
     attr-dict `:` type($a) `,` type($b) `->` type($result)
     `body` $body `epilogue` $epilogue
   }];
@@ -164,9 +184,16 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     int64_t getN();
     int64_t getK();
     /// The body's conversion chains, from the block argument to the f32 value
-    /// multiplied (empty when the argument is already f32).
+    /// multiplied (empty when the argument is already f32). B's is empty
+    /// when its side is more than a chain (getBOps).
     ::llvm::SmallVector<::mlir::Operation *> getAChain();
     ::llvm::SmallVector<::mlir::Operation *> getBChain();
+    /// The ops of the weight's side of the body, in block order: its
+    /// conversion chain, or the expression over %b and the b_inputs.
+    ::llvm::SmallVector<::mlir::Operation *> getBOps();
+    /// The group size G of the b_maps (`d1 floordiv G`), K where they read
+    /// per row only, 0 without b_inputs.
+    int64_t getGroupSize();
   }];
 }
 

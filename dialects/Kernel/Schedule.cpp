@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/Schedule.h"
 #include "dialects/Graph/GraphOps.h"
+#include "dialects/Kernel/WeightSide.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -33,10 +34,14 @@ ContractShape ContractShape::of(ContractOp op) {
   c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
   SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
   c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
-  c.mmaBChain = bChain.size() == 1 &&
-                (c.b == DType::I8 ? isa<arith::SIToFPOp>(bChain[0])
-                                  : isa<arith::ExtFOp>(bChain[0])) &&
-                bChain[0]->getResult(0).getType().isF32();
+  if (isInteger(c.b))
+    c.mmaBChain = hasWeightPairs(op, a.getElementType());
+  else
+    c.mmaBChain = op.getBInputs().empty() && bChain.size() == 1 &&
+                  isa<arith::ExtFOp>(bChain[0]) &&
+                  bChain[0]->getResult(0).getType().isF32();
+  c.bInputs = op.getBInputs().size();
+  c.group = op.getGroupSize();
   c.m = 1;
   if (c.aTransposed)
     c.m = a.getDimSize(1);
@@ -57,7 +62,7 @@ int64_t mtc::kernel::numElementsOf(Type t) {
 ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
                                                const ScheduleParams &s) {
   ContractGeometry g;
-  g.elemsPerLoad = std::max<int64_t>(1, s.vec / dtypeBytes(c.b));
+  g.elemsPerLoad = std::max<int64_t>(1, s.vec * 8 / dtypeBits(c.b));
   bool tiled = s.kind == ScheduleKind::tiled;
   g.warpsN = std::max<int64_t>(
       1, s.warps / std::max<int64_t>(1, s.kwarps * (tiled ? s.mwarps : 1)));
@@ -98,7 +103,7 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   g.reduceFloats = 0;
   g.stageBytes = g.weightTileBytes = 0;
   if (tiled || s.kind == ScheduleKind::wgmma) {
-    g.weightTileBytes = g.colsPerBlock * g.chunk * dtypeBytes(c.b);
+    g.weightTileBytes = c.weightBytes(g.colsPerBlock * g.chunk);
     g.stageBytes = g.weightTileBytes + s.mtile * g.chunk * dtypeBytes(c.a);
   }
   if (s.kwarps > 1 && s.kind != ScheduleKind::wgmma) {
@@ -127,10 +132,6 @@ static std::string checkRegs(const ScheduleParams &s) {
 }
 static constexpr int64_t kRegisterBudget = 224;
 
-static bool isPow2In(int64_t v, int64_t lo, int64_t hi) {
-  return v >= lo && v <= hi && llvm::isPowerOf2_64(v);
-}
-
 std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
                                     bool bIsCast, bool kInTiles) {
   if (c.aTransposed || c.bTransposed)
@@ -139,13 +140,32 @@ std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
   if (!(c.a == DType::BF16 || c.a == DType::F16) || !aIsExtF)
     return "tensor-core (mma) schedules need bf16 or f16 activations used "
            "as they are";
-  if (!((c.b == DType::I8 && bIsCast) || (c.b == c.a && bIsCast)))
-    return "tensor-core (mma) schedules need an int8 weight converted to the "
-           "activations' type, or a weight of that type";
+  if (!((isInteger(c.b) && bIsCast) || (c.b == c.a && bIsCast)))
+    return "tensor-core (mma) schedules need an int8 or int4 weight converted "
+           "to the activations' type (a dequantization rounding each step to "
+           "that type, with scales and zeros of that type), or a weight of "
+           "that type";
   if (kInTiles && c.k % kMmaChunk)
     return "tensor-core (mma) schedules need K to be a multiple of 64, got " +
            std::to_string(c.k);
+  if (c.group % 16)
+    return "tensor-core (mma) schedules need a group size that is a "
+           "multiple of 16, got " +
+           std::to_string(c.group);
   return "";
+}
+
+/// A lane's `span` consecutive k's of the weight (one load's) lie in whole
+/// groups of the b inputs, or in one group: one divides the other.
+static std::string checkGroupSpan(const ContractShape &c, int64_t span,
+                                  llvm::StringRef what) {
+  if (!c.group || span % c.group == 0 || c.group % span == 0)
+    return "";
+  return what.str() + " " + std::to_string(span) +
+         " consecutive k's per lane and the group size " +
+         std::to_string(c.group) +
+         " must divide one another (a lane's k's lie in whole groups or in "
+         "one)";
 }
 
 static std::string checkMmaSchedule(const ContractShape &c,
@@ -167,11 +187,13 @@ static std::string checkMmaSchedule(const ContractShape &c,
   if (!isPow2In(s.rows, 1, 8))
     return "rows (16-row weight tiles per warp) must be a power of two in "
            "[1, 8]";
+  if (std::string e = checkGroupSpan(c, s.vec, "mma vec"); !e.empty())
+    return e;
   int64_t mt = s.mtile / 8;
   int64_t acc = 4 * s.rows * mt;
   // Per step in flight: two weight rows of vec elements per 16-row tile and
   // vec activations per 8-row tile.
-  int64_t wordsW = 2 * s.rows * s.vec * dtypeBytes(c.b) / 4;
+  int64_t wordsW = 2 * s.rows * std::max<int64_t>(1, c.weightBytes(s.vec) / 4);
   int64_t wordsA = mt * s.vec * 2 / 4;
   int64_t regs = acc + s.unroll * (wordsW + wordsA) + 40;
   if (regs > kRegisterBudget)
@@ -192,6 +214,9 @@ static std::string checkTiledSchedule(const ContractShape &c,
   if (!isPow2In(s.mwarps, 1, 32) || s.warps % (s.mwarps * s.kwarps))
     return "mwarps must be a power of two, and mwarps * kwarps must divide "
            "warps";
+  if (c.b == DType::I4 && s.vec < 32)
+    return "tiled schedules take vec = 32 or 64 for int4 weights (a lane's "
+           "k's of a tile fill whole 16-byte pieces of shared memory)";
   if (s.stages < 2 || s.stages > 8)
     return "stages must be in [2, 8]";
   if (s.vec != 16 && s.vec != 32 && s.vec != 64)
@@ -212,11 +237,13 @@ static std::string checkTiledSchedule(const ContractShape &c,
   if (!isPow2In(s.rows, 1, 8))
     return "rows (16-row weight tiles per warp) must be a power of two in "
            "[1, 8]";
+  if (std::string e = checkGroupSpan(c, s.vec, "tiled vec"); !e.empty())
+    return e;
   // Accumulators, one 16-k slice of operands from shared memory (two weight
   // rows per 16-row tile, one activation row per 8-row tile) and the
   // dequantized fragments.
   int64_t mt = perWarp / 8;
-  int64_t regs = 4 * s.rows * mt + 2 * s.rows * 4 * dtypeBytes(c.b) + 8 * mt +
+  int64_t regs = 4 * s.rows * mt + 2 * s.rows * c.weightBytes(4) + 8 * mt +
                  4 * s.rows + 40;
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
@@ -242,98 +269,12 @@ static std::string checkLaunchFits(const ContractShape &c,
   return "";
 }
 
-void mtc::kernel::deriveScheduleFields(ScheduleParams &s) {
-  if (s.kind == ScheduleKind::wgmma)
-    s.warps = 4 * (s.rows * s.kwarps + 1);
-}
-
-WgmmaRegisters mtc::kernel::wgmmaRegisters(const ScheduleParams &s) {
-  WgmmaRegisters r;
-  int64_t threads = s.warps * 32;
-  r.perConsumer = s.mtile / 2 + kWgmmaOtherRegisters;
-  int64_t uniform = std::min<int64_t>(255, kRegistersPerSM / threads) / 8 * 8;
-  if (s.regs)
-    uniform = std::min(uniform, s.regs);
-  r.consumerLimit = uniform;
-  if (r.perConsumer > uniform && !s.regs) {
-    // The producer warpgroup gives registers back (setmaxnreg) for the
-    // consumers to take. They come from the block's own: setmaxnreg.inc
-    // waits until the block has them (asking for more hung the GPU matrix's
-    // rows 2 x kwarps 2 case, 640 threads at 96).
-    r.launch = uniform;
-    int64_t consumers = threads - 128;
-    r.consumerLimit =
-        std::min<int64_t>(kWgmmaMaxRegisters,
-                          (uniform * threads - 128 * kWgmmaProducerRegisters) /
-                              consumers / 8 * 8);
-  }
-  return r;
-}
-
-/// The wgmma kind: a producer warpgroup and rows x kwarps consumer
-/// warpgroups, each multiplying 64 weight rows by the block's mtile rows of
-/// A, K tiles of 64 through `stages` shared buffers filled by TMA; the
-/// kwarps warpgroups of the same rows take turns at the K tiles. A's box is 64
-/// k's of 16-bit elements, one 128-byte swizzled row per activation row; the
-/// weight's, 64 bytes per weight row.
-static std::string checkWgmmaSchedule(const ContractShape &c,
-                                      const ScheduleParams &s) {
-  if (c.b != DType::I8)
-    return "wgmma schedules take int8 weights (converted in registers)";
-  if (s.rows != 1 && s.rows != 2)
-    return "wgmma rows (consumer warpgroups of 64 weight rows) must be 1 or 2";
-  if (!isPow2In(s.kwarps, 1, 4) || s.rows * s.kwarps > 4)
-    return "wgmma kwarps (consumer warpgroups taking turns at the K tiles) "
-           "must be 1, 2 or 4, with rows x kwarps at most 4";
-  if (s.warps != 4 * (s.rows * s.kwarps + 1))
-    return "wgmma schedules need warps = 4 * (rows * kwarps + 1): a "
-           "producer warpgroup and rows x kwarps consumer warpgroups (warps " +
-           std::to_string(4 * (s.rows * s.kwarps + 1)) + " for rows " +
-           std::to_string(s.rows) + " and kwarps " + std::to_string(s.kwarps) +
-           ")";
-  if (s.unroll != 1 || s.mwarps != 1 || s.vec != 16)
-    return "wgmma schedules take unroll and mwarps 1 and vec 16";
-  int64_t kTiles = llvm::divideCeil(c.k, kWgmmaTileK);
-  if (!isPow2In(s.splitk, 1, 64) || s.splitk > kTiles)
-    return "wgmma splitk must be a power of two in [1, 64] and at most the " +
-           std::to_string(kTiles) + " K tiles of 64";
-  if (s.stages < 2 || s.stages > 8)
-    return "stages must be in [2, 8]";
-  if (s.stages < 2 * s.kwarps)
-    return "wgmma kwarps " + std::to_string(s.kwarps) + " needs at least " +
-           std::to_string(2 * s.kwarps) +
-           " stages (two K tiles in flight per consumer warpgroup)";
-  // (So the ring, S (64 rows 64 + 128 mtile) bytes, holds the (kwarps - 1)
-  // rows 64 mtile f32 sums the warpgroups that took turns add through it.)
-  if (s.mtile < 8 || s.mtile > 256 || s.mtile % 8)
-    return "wgmma mtile (the N of wgmma) must be a multiple of 8 in [8, 256]";
-  if (!isPow2In(s.cluster, 1, 4) || s.mtile % (8 * s.cluster))
-    return "wgmma cluster must be 1, 2 or 4, dividing mtile into multiples "
-           "of 8 rows (each block of a cluster loads mtile / cluster rows of "
-           "the activations)";
-  if (s.mtile > int64_t(llvm::alignTo(c.m, 8)))
-    return "mtile " + std::to_string(s.mtile) +
-           " exceeds M = " + std::to_string(c.m) + " rounded up to 8";
-  if (c.k % 16)
-    return "wgmma schedules need K to be a multiple of 16 (the rows of the "
-           "weight are copied by TMA, whose strides are multiples of 16 "
-           "bytes)";
-  // The accumulators, then the weight's words, their conversion and the
-  // addresses (ptxas: 123 to 126 registers at mtile 128, 189 at 256), within
-  // what each consumer thread may have of the 64K registers.
-  WgmmaRegisters r = wgmmaRegisters(s);
-  if (r.perConsumer > r.consumerLimit)
-    return "needs about " + std::to_string(r.perConsumer) +
-           " registers per consumer thread, more than the " +
-           std::to_string(r.consumerLimit) + " each can have (of " +
-           std::to_string(s.warps * 32) + " threads); it would spill";
-  return "";
-}
-
 std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
                                                const ScheduleParams &s) {
   if (s.kind == ScheduleKind::elementwise)
     return "a contraction cannot use an elementwise schedule";
+  if (c.b == DType::I4 && c.bTransposed)
+    return "int4 weights must be stored [N, K] (the layout of linear)";
   bool wgmma = s.kind == ScheduleKind::wgmma;
   if (s.kind != ScheduleKind::tiled && !wgmma &&
       (s.mwarps != 1 || s.stages != 1))
@@ -378,7 +319,8 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   }
   if (!isPow2In(s.splitk, 1, 64))
     return "splitk must be a power of two in [1, 64]";
-  int64_t eb = dtypeBytes(c.b), ea = dtypeBytes(c.a);
+  // (An i4 weight's narrowest load is a byte, two elements.)
+  int64_t eb = c.weightBytes(1), ea = dtypeBytes(c.a);
   bool tensorCores =
       s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled;
   if (!tensorCores && (!isPow2In(s.vec, 1, 16) || s.vec < eb))
@@ -398,6 +340,9 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
       return "vec " + std::to_string(s.vec) +
              " needs K = " + std::to_string(c.k) + " to be a multiple of " +
              std::to_string(epl) + " (aligned vector loads)";
+    if (!tensorCores)
+      if (std::string e = checkGroupSpan(c, epl, "simt vec"); !e.empty())
+        return e;
     int64_t chunks = c.k / g.chunk;
     if (g.pieces > std::max<int64_t>(1, chunks))
       return "kwarps * splitk = " + std::to_string(g.pieces) + " exceeds the " +
@@ -466,8 +411,11 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
     // per stage.
     l.dynamicSharedBytes =
         kWgmmaAlignSlack + s.stages * g.stageBytes + 16 * s.stages;
+    // The weight's rows: 64 bytes of int8, 32 of i4 (its map moves bytes),
+    // swizzled over a row.
+    int64_t wRow = c.weightBytes(kWgmmaTileK);
     l.tmaOperands = {{0, kWgmmaTileK, s.mtile / s.cluster, 128},
-                     {1, kWgmmaTileK, g.colsPerBlock, 64}};
+                     {1, wRow, g.colsPerBlock, wRow}};
   }
   if (s.splitk > 1)
     l.workspaceBytes = llvm::alignTo(c.m * c.n * 4, 256) +

@@ -31,10 +31,20 @@ struct ContractShape {
   int64_t m = 1, n = 1, k = 1;
   DType a = DType::BF16, b = DType::BF16, out = DType::BF16;
   bool aTransposed = false, bTransposed = false;
-  /// The body's chains in the forms tensor cores take: A extended to f32 as
-  /// it is; B sitofp'd (int8) or extended (16-bit) to f32.
+  /// The body in the forms tensor cores take: A extended to f32 as it is;
+  /// B extended (16-bit) to f32, or an integer weight whose side (its
+  /// conversion, or its dequantization with the b inputs) computes on
+  /// pairs of A's type (WeightSide.h).
   bool mmaAChain = false, mmaBChain = false;
+  /// The b inputs (group-wise scales and zeros) and the K elements each of
+  /// their values covers: the group size, K where they are read per row, 0
+  /// without b inputs.
+  int64_t bInputs = 0, group = 0;
   static ContractShape of(ContractOp op);
+  /// Bytes of `elements` weight elements.
+  int64_t weightBytes(int64_t elements) const {
+    return tensorBytes(b, elements);
+  }
 };
 
 /// A schedule as plain data (the tuner edits these): the kind, then one
@@ -267,6 +277,16 @@ struct WgmmaRegisters {
   int64_t launch = 0;    // .maxnreg when the warpgroups trade
 };
 WgmmaRegisters wgmmaRegisters(const ScheduleParams &s);
+
+/// True if v is a power of two in [lo, hi].
+inline bool isPow2In(int64_t v, int64_t lo, int64_t hi) {
+  return v >= lo && v <= hi && v > 0 && (v & (v - 1)) == 0;
+}
+
+/// Why the wgmma schedule `s` cannot run `c` ("" if it can;
+/// ScheduleWgmma.cpp). checkContractSchedule asks it, after the rules all
+/// tensor-core kinds share.
+std::string checkWgmmaSchedule(const ContractShape &c, const ScheduleParams &s);
 
 /// Why `s` cannot run `op` ("" if it can).
 std::string checkSchedule(mlir::Operation *op, const ScheduleParams &s);

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
 
+#include "dialects/Kernel/WeightSide.h"
+
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -33,21 +35,26 @@ ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
   eo = bytesOf(outElem);
   aChain = op.getAChain();
   bChain = op.getBChain();
+  weightPairs = isInteger(c.b) && hasWeightPairs(op, aElem);
 }
 
 ContractEmitter::~ContractEmitter() = default;
 
 LogicalResult ContractEmitter::emit() {
+  unsigned numB = op.getBInputs().size();
   unsigned numEp = op.getEpilogueInputs().size();
-  unsigned numParams = 2 + numEp + 1 + (s.splitk > 1 ? 1 : 0);
-  beginKernel(numParams, 2 + numEp, s.warps * 32, s.regs, tensorMapParams());
+  unsigned numIn = 2 + numB + numEp;
+  unsigned numParams = numIn + 1 + (s.splitk > 1 ? 1 : 0);
+  beginKernel(numParams, numIn, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
   B = param(1);
+  for (unsigned j = 0; j < numB; ++j)
+    BI.push_back(param(2 + j));
   for (unsigned j = 0; j < numEp; ++j)
-    E.push_back(param(2 + j));
-  Out = param(2 + numEp);
+    E.push_back(param(2 + numB + j));
+  Out = param(numIn);
   if (s.splitk > 1)
-    WS = param(3 + numEp);
+    WS = param(numIn + 1);
 
   tid = g.tidX();
   lane = g.band(tid, g.c32(31));
@@ -127,10 +134,13 @@ Value ContractEmitter::epilogueOffset(unsigned j, Value m, Value n) {
   };
   Value off = g.c64(0);
   for (auto [t, expr] : llvm::enumerate(map.getResults())) {
-    auto dim = dyn_cast<AffineDimExpr>(expr);
-    if (!dim)
+    MapResult r = decodeMapResult(expr);
+    if (r.isZero())
       continue; // broadcast dim: index 0
-    off = g.add(off, g.mul(dimIndex(dim.getPosition()), g.c64(strides[t])));
+    Value i = dimIndex(r.dim);
+    if (r.divisor > 1)
+      i = g.udiv(i, g.c64(r.divisor));
+    off = g.add(off, g.mul(i, g.c64(strides[t])));
   }
   return off;
 }
@@ -169,8 +179,8 @@ void ContractEmitter::preloadChannels(ArrayRef<Value> ns) {
   for (unsigned j = 0; j < E.size(); ++j) {
     AffineMap map = cast<AffineMapAttr>(op.getEpilogueMaps()[j]).getValue();
     bool perChannel = llvm::all_of(map.getResults(), [&](AffineExpr e) {
-      auto d = dyn_cast<AffineDimExpr>(e);
-      return !d || d.getPosition() == last;
+      MapResult r = decodeMapResult(e);
+      return r.isZero() || unsigned(r.dim) == last;
     });
     if (!perChannel)
       continue;

@@ -3,7 +3,8 @@
 // A kernel.contract becomes one kernel whose code depends on its schedule's
 // kind. `ContractEmitter` is what every kind shares: the kernel's parameters
 // and thread indices, the A operand's addressing, the K pieces, the
-// epilogue, the sum over the warps that split K, and split-K across blocks.
+// epilogue, the sum over the warps that split K, split-K across blocks, and
+// the integer weight's conversion and dequantization (Dequant.cpp).
 // `TensorCoreEmitter` adds what the tensor-core kinds (mma and tiled) share:
 // mma.sync, the weight fragments and the int8 dequantization into them, and
 // the accumulators' layout. Each kind is a subclass in a file of its own,
@@ -50,11 +51,17 @@ protected:
   kernel::ScheduleParams s;
   kernel::ContractGeometry geo;
   mlir::Type aElem, bElem, outElem;
+  /// Bytes of an element of A and of the output; eb, of B's (1 for i4, of
+  /// which a byte holds two: address B with weightOffset).
   unsigned ea, eb, eo;
   llvm::SmallVector<mlir::Operation *> aChain, bChain;
-  /// Parameters: A, B, the epilogue inputs, the output, the workspace.
+  /// Parameters: A, B, the b inputs, the epilogue inputs, the output, the
+  /// workspace.
   mlir::Value A, B, Out, WS;
-  llvm::SmallVector<mlir::Value> E;
+  llvm::SmallVector<mlir::Value> BI, E;
+  /// The weight's side computes on pairs of A's 16-bit type (an integer
+  /// weight whose conversion and dequantization WeightSide.h accepts).
+  bool weightPairs = false;
   /// preloadChannels' values: (epilogue input, column) -> the value.
   llvm::DenseMap<std::pair<unsigned, mlir::Value>, mlir::Value> channels;
   /// Thread, lane, warp along N and along K, block, block along N, first
@@ -115,6 +122,47 @@ protected:
                     llvm::function_ref<mlir::Value(int64_t)> mOf,
                     llvm::function_ref<mlir::Value(int64_t)> nOf);
 
+  //===--------------------------------------------------------------------===//
+  // The integer weight (Dequant.cpp)
+  //===--------------------------------------------------------------------===//
+
+  /// Byte offset (i64) of weight element k (i64) from the start of its row.
+  mlir::Value weightOffset(mlir::Value k);
+  /// The b inputs' values for weight row `n` (i32, in range) and the group
+  /// holding k (i64): with `asPairs` each value in both halves of an i32
+  /// (for dequantPair), else as its element type (for dequantScalar).
+  llvm::SmallVector<mlir::Value> loadBInputs(mlir::Value n, mlir::Value k,
+                                             bool asPairs);
+  /// Pair p of the integer weight elements in `word`, converted to A's
+  /// 16-bit type, low half first; exact, without cvt. int8: bytes 2 p and
+  /// 2 p + 1; i4: elements p and p + 4 (nibbles; Dequant.cpp says why).
+  mlir::Value intPair(mlir::Value word, unsigned p);
+  /// The two i4 elements of the byte in bits 0-7 of `byte` (its other bits
+  /// zero), low nibble in the low half, as intPair converts them.
+  mlir::Value intPairOfByte(mlir::Value byte);
+  /// The i4 elements in bits 0-3 and 16-19 of `bits` as a pair.
+  mlir::Value nibblePair(mlir::Value bits);
+  /// {lo, hi} bf16x2 / f16x2 words for the four int8 of `word`.
+  std::pair<mlir::Value, mlir::Value> dequantPairs(mlir::Value word, bool f16);
+  /// The bf16x2 word of the int8 bytes `lo` (low half) and `hi` (high half)
+  /// of `src`, whose other bytes are ignored.
+  mlir::Value bf16Pair(mlir::Value src, unsigned lo, unsigned hi);
+  /// The weight's side on a pair of elements: `converted` from intPair,
+  /// `inputs` from loadBInputs(asPairs) for their row and group. Without b
+  /// inputs, `converted` itself.
+  mlir::Value dequantPair(mlir::Value converted,
+                          llvm::ArrayRef<mlir::Value> inputs);
+  /// Integer weight element e (0-7 for i4, 0-3 for int8) of `word` as an
+  /// f32, exact, without cvt.
+  mlir::Value intScalar(mlir::Value word, unsigned e);
+  /// The weight's side on one element: `value` from intScalar, `inputs`
+  /// from loadBInputs for its row and group (f32 arithmetic with the
+  /// body's roundings).
+  mlir::Value dequantScalar(mlir::Value value,
+                            llvm::ArrayRef<mlir::Value> inputs);
+  /// The two halves of a 16-bit pair as f32.
+  std::pair<mlir::Value, mlir::Value> unpackPair(mlir::Value pair);
+
   /// For schedules where every thread owns `count` outputs: sums the partial
   /// results of the warps splitting K through shared memory (`slot(w, j)`
   /// is output j's place for K piece w; none when kwarps is 1), delivers
@@ -146,20 +194,27 @@ class TensorCoreEmitter : public ContractEmitter {
 protected:
   using ContractEmitter::ContractEmitter;
 
-  /// {lo, hi} bf16x2 / f16x2 words for the four int8 of `word`.
-  std::pair<mlir::Value, mlir::Value> dequantPairs(mlir::Value word, bool f16);
-  /// The bf16x2 word of the int8 bytes `lo` (low half) and `hi` (high half)
-  /// of `src`, whose other bytes are ignored.
-  mlir::Value bf16Pair(mlir::Value src, unsigned lo, unsigned hi);
   /// D = A B + C for one m16n8k16 tile (accumulators in f32).
   void mma(llvm::ArrayRef<mlir::Value> a, llvm::ArrayRef<mlir::Value> bw,
            llvm::MutableArrayRef<mlir::Value> acc, bool f16);
-  /// mma's A fragment for k-step j from a lane's words of weight rows g
-  /// (`lo`) and g + 8 (`hi`): int8 words are dequantized (one word, four k's,
-  /// per step), 16-bit words are used as they are (two words per step).
+  /// mma's A fragment for k-step j (the lane's k's 4 j .. 4 j + 3) from a
+  /// lane's words of weight rows g (`lo`) and g + 8 (`hi`): integer words
+  /// are converted (int8: one word per step; i4: half a word) and
+  /// dequantized with the b inputs of each row's group (`loIn`, `hiIn`,
+  /// from loadBInputs as pairs), 16-bit words are used as they are (two
+  /// words per step).
   llvm::SmallVector<mlir::Value, 4>
   weightFragment(llvm::ArrayRef<mlir::Value> lo, llvm::ArrayRef<mlir::Value> hi,
-                 int64_t j, bool quantized, bool f16);
+                 int64_t j, llvm::ArrayRef<mlir::Value> loIn = {},
+                 llvm::ArrayRef<mlir::Value> hiIn = {});
+  /// Whether B is an integer weight the fragments convert.
+  bool quantized() const { return isInteger(c.b); }
+  /// mma's B fragment for k-step j from a lane's activation words `x` (two
+  /// 16-bit k's each, in order): words 2 j and 2 j + 1, paired as the
+  /// weight's k's are (weightFragment: an i4 weight's pairs are k's p and
+  /// p + 4 of each eight).
+  llvm::SmallVector<mlir::Value, 2>
+  activationPairs(llvm::ArrayRef<mlir::Value> x, int64_t j);
 
   /// Output row (m) and column (n) of accumulator j = (r * mt + i) * 4 + c of
   /// a warp whose tiles start at weight row `nWarp` and activation row

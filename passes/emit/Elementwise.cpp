@@ -58,6 +58,14 @@ LogicalResult ElementwiseEmitter::emit() {
       for (auto [j, in] : llvm::enumerate(op.getInputs())) {
         Type t = elementTypeOf(in);
         Value off = inputOffset(j, idx, dims);
+        if (t.isInteger(4)) {
+          // Element off of a packed i4 tensor: its byte's low or high nibble.
+          Value byte =
+              g.load(g.i8, g.gep(param(j), g.lshr(off, g.c64(1))), 1, true);
+          Value shift = g.trunc(g.i8, g.shl(g.band(off, g.c64(1)), g.c64(2)));
+          args.push_back(g.trunc(t, g.lshr(byte, shift)));
+          continue;
+        }
         args.push_back(g.load(t, g.gep(param(j), g.mul(off, g.c64(bytesOf(t)))),
                               bytesOf(t), true));
       }
@@ -90,9 +98,15 @@ Value ElementwiseEmitter::inputOffset(unsigned j, Value flat,
     return flat; // same shape as the result
   SmallVector<int64_t> strides = stridesOf(type.getShape());
   Value off = g.c64(0);
-  for (auto [t, expr] : llvm::enumerate(map.getResults()))
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      off = g.add(off, g.mul(dims[dim.getPosition()], g.c64(strides[t])));
+  for (auto [t, expr] : llvm::enumerate(map.getResults())) {
+    MapResult r = decodeMapResult(expr);
+    if (r.isZero())
+      continue; // broadcast dim: index 0
+    Value i = dims[r.dim];
+    if (r.divisor > 1)
+      i = g.udiv(i, g.c64(r.divisor));
+    off = g.add(off, g.mul(i, g.c64(strides[t])));
+  }
   return off;
 }
 

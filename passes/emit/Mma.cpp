@@ -38,23 +38,32 @@ void MmaEmitter::emitBody() {
   int64_t span = s.vec; // K elements per lane and step
   int64_t chunk = geo.chunk, chunks = K() / chunk;
   bool f16 = aElem.isF16();
-  bool quantized = bElem.isInteger(8);
   Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
   Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
                    g.mul(wn, g.c32(kMmaRowsPerTile * R)));
   // Weight rows g and g + 8 of each tile, activation row g of each tile.
-  SmallVector<Value> wRow; // [r * 2 + half]
+  SmallVector<Value> wRow, wN; // [r * 2 + half]
   for (int64_t r = 0; r < R; ++r)
     for (int64_t h = 0; h < 2; ++h) {
       Value n = g.add(n0, g.add(gi, g.c32(16 * r + 8 * h)));
       Value nr = g.umin(n, g.c32(N() - 1));
-      wRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(K() * eb))));
+      wN.push_back(nr);
+      wRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
     }
-  SmallVector<Value> xRow;
+  // The b inputs of a lane's span come in pieces of `piece` k's (one group,
+  // or the whole span inside one).
+  int64_t piece = c.group ? std::min(span, c.group) : span;
+  SmallVector<Value> xRow, xValid;
   for (int64_t i = 0; i < mt; ++i) {
     Value m = g.add(m0, g.add(gi, g.c32(8 * i)));
     xRow.push_back(aBase(g.umin(m, g.c32(M() - 1))));
+    xValid.push_back(g.cmp(arith::CmpIPredicate::ult, m, g.c32(M())));
   }
+  // Rows of A past M (a batch of fewer than 8 rows, the last tile's) feed
+  // outputs that are never stored: their lanes load nothing. (At M = 1
+  // every lane loaded row 0, and those loads were 2/3 of the L1 requests of
+  // an int4 kernel, which waited on L1 more than on memory.)
+  bool padded = M() % 8 || M() % (kMmaColsPerTile * mt);
   Value laneK = g.mul(g.zext64(ti), g.c64(span));
 
   // acc[(r * mt + i) * 4 + c]
@@ -66,30 +75,55 @@ void MmaEmitter::emitBody() {
                   ValueRange iters) -> SmallVector<Value> {
     SmallVector<Value> a(iters.begin(), iters.end());
     SmallVector<SmallVector<Raw>> wraw(n), xraw(n);
+    // [u][row][piece]: the b inputs' pairs.
+    SmallVector<SmallVector<SmallVector<SmallVector<Value>>>> win(n);
     SmallVector<Value> kOff(n);
     for (int64_t u = 0; u < n; ++u) {
       kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
-      for (Value row : wRow)
-        wraw[u].push_back(
-            loadRaw(g.gep(row, g.mul(kOff[u], g.c64(eb))), span * eb, true));
+      for (auto [row, nr] : llvm::zip(wRow, wN)) {
+        wraw[u].push_back(loadRaw(g.gep(row, weightOffset(kOff[u])),
+                                  c.weightBytes(span), true));
+        auto &pieces = win[u].emplace_back();
+        for (int64_t q = 0; op.getBInputs().size() && q < span / piece; ++q)
+          pieces.push_back(
+              loadBInputs(nr, g.add(kOff[u], g.c64(q * piece)), true));
+      }
     }
     for (int64_t u = 0; u < n; ++u)
-      for (Value row : xRow)
-        xraw[u].push_back(
-            loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), span * ea, true));
+      for (auto [row, valid] : llvm::zip(xRow, xValid)) {
+        auto load = [&, row = row] {
+          return loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), span * ea,
+                         true);
+        };
+        if (!padded) {
+          xraw[u].push_back(load());
+          continue;
+        }
+        Raw raw;
+        raw.bytes = span * ea;
+        raw.words = g.ifElse(
+            valid, SmallVector<Type>(raw.bytes / 4, g.i32),
+            [&] { return load().words; },
+            [&] { return SmallVector<Value>(raw.bytes / 4, g.c32(0)); });
+        xraw[u].push_back(raw);
+      }
     for (int64_t u = 0; u < n; ++u)
       for (int64_t j = 0; j < span / 4; ++j) {
         // A fragments of each weight tile for k-step j (k = 4j..4j+3 of
         // each lane's span).
         SmallVector<SmallVector<Value, 4>> afrag;
+        auto in = [&](int64_t row) -> ArrayRef<Value> {
+          auto &pieces = win[u][row];
+          return pieces.empty() ? ArrayRef<Value>() : pieces[4 * j / piece];
+        };
         for (int64_t r = 0; r < R; ++r)
           afrag.push_back(weightFragment(wraw[u][r * 2].words,
-                                         wraw[u][r * 2 + 1].words, j, quantized,
-                                         f16));
+                                         wraw[u][r * 2 + 1].words, j, in(r * 2),
+                                         in(r * 2 + 1)));
         for (int64_t i = 0; i < mt; ++i) {
-          Value b0 = xraw[u][i].words[2 * j], b1 = xraw[u][i].words[2 * j + 1];
+          SmallVector<Value, 2> bx = activationPairs(xraw[u][i].words, j);
           for (int64_t r = 0; r < R; ++r)
-            mma(afrag[r], {b0, b1},
+            mma(afrag[r], bx,
                 MutableArrayRef<Value>(a).slice((r * mt + i) * 4, 4), f16);
         }
       }

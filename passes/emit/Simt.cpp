@@ -9,7 +9,11 @@
 //     bytes of a row per step, `unroll` steps issued before the first use;
 //   - each element is converted by the body's chains (int8: byte permute
 //     against the exponent of 2^23, then one subtraction) and accumulated in
-//     f32 (two partial sums per output to shorten the FMA chains);
+//     f32 (two partial sums per output to shorten the FMA chains); an int4
+//     weight, or one dequantized with group-wise b inputs, is converted and
+//     dequantized on pairs of A's 16-bit type (Dequant.cpp) and the pairs
+//     split into f32, or one f32 element at a time where the body does not
+//     compute on pairs;
 //   - lanes reduce with butterfly shuffles; warps splitting K meet in shared
 //     memory; blocks splitting K add into a zeroed f32 workspace and the last
 //     block to arrive runs the epilogue and re-zeroes it;
@@ -46,6 +50,12 @@ private:
 
   /// `count` consecutive A elements from element `k` (i64), converted to f32.
   SmallVector<Value> aValues(Value base, Value k, int64_t count);
+  /// The `count` weight elements of `raw` (row n, from element k), through
+  /// the body's weight side to f32.
+  SmallVector<Value> weightValues(const Raw &raw, Value n, Value k,
+                                  int64_t count);
+  /// Weight element k (i64) of the row at `row` (row index n) as an f32.
+  Value weightScalar(Value row, Value n, Value k);
   Value aScalar(Value base, Value k);
 };
 
@@ -66,10 +76,11 @@ void SimtEmitter::emitNK() {
   int64_t chunks = K() / chunk, tailStart = chunks * chunk;
   int64_t rows = s.rows, mt = s.mtile;
   Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)), g.mul(wn, g.c32(rows)));
-  SmallVector<Value> bRow, aRow;
+  SmallVector<Value> bRow, bN, aRow;
   for (int64_t r = 0; r < rows; ++r) {
     Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
-    bRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(K() * eb))));
+    bN.push_back(nr);
+    bRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
   }
   for (int64_t i = 0; i < mt; ++i)
     aRow.push_back(aBase(clampedRow(i)));
@@ -90,14 +101,14 @@ void SimtEmitter::emitNK() {
       kBase[u] = k;
       for (int64_t r = 0; r < rows; ++r)
         braw[u].push_back(
-            loadRaw(g.gep(bRow[r], g.mul(k, g.c64(eb))), s.vec, true));
+            loadRaw(g.gep(bRow[r], weightOffset(k)), s.vec, true));
     }
     for (int64_t u = 0; u < count; ++u) {
       SmallVector<SmallVector<Value>> av;
       for (int64_t i = 0; i < mt; ++i)
         av.push_back(aValues(aRow[i], kBase[u], epl));
       for (int64_t r = 0; r < rows; ++r) {
-        SmallVector<Value> bv = convertAll(braw[u][r], epl, bElem, bChain);
+        SmallVector<Value> bv = weightValues(braw[u][r], bN[r], kBase[u], epl);
         for (int64_t e = 0; e < epl; ++e)
           for (int64_t i = 0; i < mt; ++i) {
             Value &slot = a[(i * rows + r) * 2 + (e & 1)];
@@ -116,23 +127,19 @@ void SimtEmitter::emitNK() {
     acc = g.ifElse(
         isLast, types,
         [&] {
-          return g.forLoop(
-              g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()), g.c64(32),
-              acc, [&](Value k, ValueRange iters) {
-                SmallVector<Value> a(iters.begin(), iters.end());
-                for (int64_t r = 0; r < rows; ++r) {
-                  Value raw =
-                      g.load(g.b.getIntegerType(eb * 8),
-                             g.gep(bRow[r], g.mul(k, g.c64(eb))), eb, true);
-                  Value bv = emitChain(bChain, asElement(raw, bElem));
-                  for (int64_t i = 0; i < mt; ++i) {
-                    Value av = aScalar(aRow[i], k);
-                    Value &slot = a[(i * rows + r) * 2];
-                    slot = g.fma(av, bv, slot);
-                  }
-                }
-                return a;
-              });
+          return g.forLoop(g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()),
+                           g.c64(32), acc, [&](Value k, ValueRange iters) {
+                             SmallVector<Value> a(iters.begin(), iters.end());
+                             for (int64_t r = 0; r < rows; ++r) {
+                               Value bv = weightScalar(bRow[r], bN[r], k);
+                               for (int64_t i = 0; i < mt; ++i) {
+                                 Value av = aScalar(aRow[i], k);
+                                 Value &slot = a[(i * rows + r) * 2];
+                                 slot = g.fma(av, bv, slot);
+                               }
+                             }
+                             return a;
+                           });
         },
         [&] { return acc; });
   }
@@ -177,6 +184,57 @@ void SimtEmitter::emitNK() {
   splitKFinish(
       outs, [&](int64_t j) { return g.andi(firstPiece, isOwnerLane(j)); }, mOf,
       nOf);
+}
+
+SmallVector<Value> SimtEmitter::weightValues(const Raw &raw, Value n, Value k,
+                                             int64_t count) {
+  if (!isInteger(c.b) || (c.b == DType::I8 && op.getBInputs().empty()))
+    return convertAll(raw, count, bElem, bChain);
+  // The b inputs of each group the elements lie in (checkSchedule: the
+  // load's elements lie in whole groups, or in one).
+  int64_t piece = c.group ? std::min(count, c.group) : count;
+  // Pairs: int8 bytes 2 p, 2 p + 1; i4 elements p, p + 4 of a word's eight,
+  // which must lie in one group.
+  bool i4 = c.b == DType::I4;
+  int64_t perWord = i4 ? 8 : 4, pairSpan = i4 ? 8 : 2;
+  bool pairs = weightPairs && count >= pairSpan && piece >= pairSpan;
+  SmallVector<SmallVector<Value>> inputs;
+  for (int64_t q = 0; q < count / piece; ++q)
+    inputs.push_back(loadBInputs(n, g.add(k, g.c64(q * piece)), pairs));
+  SmallVector<Value> out(count);
+  for (int64_t e = 0; e < count; ++e) {
+    // The word holding element e (i4: eight a word; int8: four).
+    Value word = wordOf(raw, unsigned(e / perWord) * 4);
+    ArrayRef<Value> in = inputs[e / piece];
+    int64_t inWord = e % perWord;
+    if (!pairs) {
+      out[e] = dequantScalar(intScalar(word, unsigned(inWord)), in);
+      continue;
+    }
+    // Element e starts pair p: i4 its first four of each eight, int8 its
+    // even ones.
+    if (i4 ? inWord >= 4 : inWord % 2)
+      continue;
+    auto [lo, hi] = unpackPair(
+        dequantPair(intPair(word, unsigned(i4 ? inWord : inWord / 2)), in));
+    out[e] = lo;
+    out[e + (i4 ? 4 : 1)] = hi;
+  }
+  return out;
+}
+
+Value SimtEmitter::weightScalar(Value row, Value n, Value k) {
+  if (!isInteger(c.b) || (c.b == DType::I8 && op.getBInputs().empty())) {
+    Value raw = g.load(g.b.getIntegerType(eb * 8),
+                       g.gep(row, g.mul(k, g.c64(eb))), eb, true);
+    return emitChain(bChain, asElement(raw, bElem));
+  }
+  Value word = arith::ExtUIOp::create(
+      g.b, g.loc, g.i32, g.load(g.i8, g.gep(row, weightOffset(k)), 1, true));
+  if (c.b == DType::I4) // the element's nibble, low
+    word = g.lshr(word, g.trunc(g.i32, g.shl(g.band(k, g.c64(1)), g.c64(2))));
+  return dequantScalar(intScalar(word, 0),
+                       loadBInputs(n, k, /*asPairs=*/false));
 }
 
 SmallVector<Value> SimtEmitter::aValues(Value base, Value k, int64_t count) {

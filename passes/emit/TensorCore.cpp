@@ -1,9 +1,9 @@
 //===- TensorCore.cpp - What the tensor-core kinds share ------------------===//
 //
-// mma.sync m16n8k16 and its operands, for the mma and tiled kinds: the int8
-// weight's dequantization into bf16x2 / f16x2 words, the weight (A)
-// fragments, the accumulators' outputs, and their sum over the warps that
-// split K. Contract.h describes the layout.
+// mma.sync m16n8k16 and its operands, for the mma and tiled kinds: the
+// weight (A) fragments (integer weights converted into bf16x2 / f16x2
+// words by Dequant.cpp), the accumulators' outputs, and their sum over the
+// warps that split K. Contract.h describes the layout.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
@@ -14,60 +14,6 @@ using namespace mlir;
 using namespace mtc;
 using namespace mtc::emit;
 using llvm::SmallVector;
-
-std::pair<Value, Value> TensorCoreEmitter::dequantPairs(Value word, bool f16) {
-  if (!opts.fastDequant) {
-    // One cvt per element, for comparison with the byte-permute path.
-    Type half = f16 ? g.b.getF16Type() : g.b.getBF16Type();
-    Value h[4];
-    for (unsigned j = 0; j < 4; ++j) {
-      Value byte = g.trunc(g.i8, j ? g.lshr(word, g.c32(8 * j)) : word);
-      Value f = arith::SIToFPOp::create(g.b, g.loc, g.f32, byte);
-      Value t = arith::TruncFOp::create(g.b, g.loc, half, f);
-      h[j] = arith::ExtUIOp::create(g.b, g.loc, g.i32, g.bitcast(g.i16, t));
-    }
-    auto pack = [&](Value lo, Value hi) {
-      return arith::OrIOp::create(g.b, g.loc, lo, g.shl(hi, g.c32(16)))
-          .getResult();
-    };
-    return {pack(h[0], h[1]), pack(h[2], h[3])};
-  }
-  if (f16) {
-    Value x = g.bxor(word, g.c32(int32_t(0x80808080u)));
-    Value magic = g.c32(0x64646464);
-    auto half2 = VectorType::get({2}, g.b.getF16Type());
-    Value bias = LLVM::ConstantOp::create(
-        g.b, g.loc, half2,
-        DenseElementsAttr::get(
-            half2, llvm::ArrayRef<Attribute>{g.b.getF16FloatAttr(1152.0),
-                                             g.b.getF16FloatAttr(1152.0)}));
-    auto sub = [&](Value v) {
-      Value h = LLVM::BitcastOp::create(g.b, g.loc, half2, v);
-      Value d = LLVM::FSubOp::create(g.b, g.loc, h, bias);
-      return LLVM::BitcastOp::create(g.b, g.loc, g.i32, d).getResult();
-    };
-    return {sub(g.prmt(x, magic, 0x4140)), sub(g.prmt(x, magic, 0x4342))};
-  }
-  return {bf16Pair(word, 0, 1), bf16Pair(word, 2, 3)};
-}
-
-// Byte b of the pair goes under the bf16 exponent of 128 (0x43): each half
-// 0x43bb. Its low 7 bits are then mantissa bits worth 0..127 and its sign
-// bit the exponent's lowest, so masking gives 128 + (b & 127) and, from the
-// sign alone, 128 or 256; their difference is b, exact in bf16 as every
-// operand and the result are. (The f32 magic 2^23 took 4 permutes, 4
-// subtractions and 2 more permutes per four bytes, and an xor for the sign;
-// this takes 2 permutes, 4 masks and 2 bf16x2 fma's.)
-Value TensorCoreEmitter::bf16Pair(Value src, unsigned lo, unsigned hi) {
-  Value p = g.prmt(src, g.c32(0x43434343), lo | 0x40 | hi << 8 | 0x4000);
-  Value mag = g.band(p, g.c32(int32_t(0xFF7FFF7Fu)));
-  Value off = g.band(p, g.c32(int32_t(0xFF80FF80u)));
-  return g
-      .inlinePtx(g.i32, "fma.rn.bf16x2 $0, $1, $2, $3;", "=r,r,r,r",
-                 {off, g.c32(int32_t(0xBF80BF80u)), mag},
-                 /*sideEffects=*/false)
-      .front();
-}
 
 void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,
                             MutableArrayRef<Value> acc, bool f16) {
@@ -84,20 +30,44 @@ void TensorCoreEmitter::mma(ArrayRef<Value> a, ArrayRef<Value> bw,
   llvm::copy(d, acc.begin());
 }
 
-SmallVector<Value, 4>
-TensorCoreEmitter::weightFragment(ArrayRef<Value> lo, ArrayRef<Value> hi,
-                                  int64_t j, bool quantized, bool f16) {
-  Value a0, a1, a2, a3;
-  if (quantized) {
-    std::tie(a0, a2) = dequantPairs(lo[j], f16);
-    std::tie(a1, a3) = dequantPairs(hi[j], f16);
-  } else {
-    a0 = lo[2 * j];
-    a2 = lo[2 * j + 1];
-    a1 = hi[2 * j];
-    a3 = hi[2 * j + 1];
+SmallVector<Value, 4> TensorCoreEmitter::weightFragment(ArrayRef<Value> lo,
+                                                        ArrayRef<Value> hi,
+                                                        int64_t j,
+                                                        ArrayRef<Value> loIn,
+                                                        ArrayRef<Value> hiIn) {
+  if (!quantized())
+    return {lo[2 * j], hi[2 * j], lo[2 * j + 1], hi[2 * j + 1]};
+  if (c.b == DType::I8 && op.getBInputs().empty()) {
+    // Both pairs of word j at once (f16 shares their sign flip).
+    bool f16 = aElem.isF16();
+    auto [a0, a2] = dequantPairs(lo[j], f16);
+    auto [a1, a3] = dequantPairs(hi[j], f16);
+    return {a0, a1, a2, a3};
   }
-  return {a0, a1, a2, a3};
+  // int8: k's 4 j, 4 j + 1 (a0, a1) and 4 j + 2, 4 j + 3 (a2, a3), pairs
+  // 0 and 1 of word j. i4: word j / 2 holds steps j and j + 1, step j
+  // taking its pairs 2 (j % 2) and 2 (j % 2) + 1, k's (0, 4), (1, 5) or
+  // (2, 6), (3, 7) of the word's eight (activationPairs matches them).
+  bool i4 = c.b == DType::I4;
+  int64_t w = i4 ? j / 2 : j;
+  unsigned first = i4 ? unsigned(2 * (j % 2)) : 0;
+  auto pair = [&](ArrayRef<Value> words, ArrayRef<Value> in, unsigned p) {
+    return dequantPair(intPair(words[w], first + p), in);
+  };
+  return {pair(lo, loIn, 0), pair(hi, hiIn, 0), pair(lo, loIn, 1),
+          pair(hi, hiIn, 1)};
+}
+
+SmallVector<Value, 2> TensorCoreEmitter::activationPairs(ArrayRef<Value> x,
+                                                         int64_t j) {
+  if (c.b != DType::I4)
+    return {x[2 * j], x[2 * j + 1]};
+  // Words 4 w .. 4 w + 3 hold k's (0, 1), (2, 3), (4, 5), (6, 7) of the
+  // eight of word w of the weight; step 2 w + h takes k's (2 h, 2 h + 4)
+  // and (2 h + 1, 2 h + 5).
+  int64_t w = j / 2, h = j % 2;
+  Value lo = x[4 * w + h], hi = x[4 * w + h + 2];
+  return {g.prmt(lo, hi, 0x5410), g.prmt(lo, hi, 0x7632)};
 }
 
 Value TensorCoreEmitter::mmaOutputN(Value nWarp, int64_t j, int64_t mt) {

@@ -14,8 +14,10 @@
 //
 // The k order is mma's (Mma.cpp): lane t of a group of four in K slice
 // s takes the vec k's from (4 s + t) * vec of each tile, so its operands
-// are contiguous in shared memory and come in 16-byte loads; the int8
-// weight is dequantized in registers right before its mma. Rows are
+// are contiguous in shared memory and come in 16-byte loads; an integer
+// weight is converted and dequantized in registers right before its mma,
+// with the b inputs (group-wise scales, zeros) of its rows loaded from
+// global memory at the start of the tile's iteration. Rows are
 // XOR-swizzled in 16-byte pieces so that the eight lanes of each quarter
 // warp hit different banks.
 //
@@ -73,10 +75,9 @@ void TiledEmitter::emitBody() {
   int64_t R = s.rows, V = s.vec, tileK = geo.chunk;
   int64_t mtw = s.mtile / s.mwarps / kMmaColsPerTile;
   int64_t threads = s.warps * 32;
-  int64_t wRowBytes = tileK * eb, xRowBytes = tileK * ea;
+  int64_t wRowBytes = c.weightBytes(tileK), xRowBytes = tileK * ea;
   int64_t tiles = K() / tileK;
   bool f16 = aElem.isF16();
-  bool quantized = bElem.isInteger(8);
   Value smem = dynamicShared();
   Value nBlock = g.mul(bx, g.c32(geo.colsPerBlock));
 
@@ -105,7 +106,7 @@ void TiledEmitter::emitBody() {
   };
   plan(geo.colsPerBlock, wRowBytes, 0, [&](Value row) {
     Value n = g.umin(g.add(nBlock, row), g.c32(N() - 1));
-    return g.gep(B, g.mul(g.zext64(n), g.c64(K() * eb)));
+    return g.gep(B, g.mul(g.zext64(n), g.c64(c.weightBytes(K()))));
   });
   size_t weightCopies = copies.size();
   plan(s.mtile, xRowBytes, geo.weightTileBytes, [&](Value row) {
@@ -157,9 +158,28 @@ void TiledEmitter::emitBody() {
   SmallVector<Value> acc(count, g.cf32(0));
   auto [tBegin, tEnd] = pieceRange(tiles);
 
+  // The b inputs of tile t (i64) for each of this lane's weight rows and
+  // each piece of its vec k's (one group, or all of them in one), as
+  // pairs: [row][piece].
+  int64_t piece = c.group ? std::min(V, c.group) : V;
+  auto tileInputs = [&](Value t) {
+    SmallVector<SmallVector<SmallVector<Value>>> in;
+    if (op.getBInputs().empty())
+      return in;
+    Value k0 = g.add(g.mul(t, g.c64(tileK)), g.zext64(g.mul(kLane, g.c32(V))));
+    for (Value row : wRows) {
+      Value n = g.umin(g.add(nBlock, row), g.c32(N() - 1));
+      auto &pieces = in.emplace_back();
+      for (int64_t q = 0; q < V / piece; ++q)
+        pieces.push_back(loadBInputs(n, g.add(k0, g.c64(q * piece)), true));
+    }
+    return in;
+  };
+
   /// The mma's on K tile in ring slot `slot`: 16 k's of each lane at a
   /// time (16 * eb bytes of each weight row, 32 of each activation row).
-  auto multiply = [&](Value slot, ValueRange iters) {
+  auto multiply = [&](Value slot, ValueRange iters,
+                      ArrayRef<SmallVector<SmallVector<Value>>> in) {
     SmallVector<Value> a(iters.begin(), iters.end());
     Value stage = g.gep(smem, g.zext64(g.mul(slot, g.c32(geo.stageBytes))));
     auto loadPieces = [&](Value row, int64_t rowBytes, int64_t laneBytes,
@@ -172,21 +192,41 @@ void TiledEmitter::emitBody() {
       }
       return words;
     };
+    // An i4 lane's 16 k's are 8 bytes: each 16-byte piece serves two q's.
+    int64_t laneBytes = c.weightBytes(V);
+    SmallVector<SmallVector<Value>> w;
     for (int64_t q = 0; q < V / 16; ++q) {
-      SmallVector<SmallVector<Value>> w, x;
-      for (Value row : wRows)
-        w.push_back(loadPieces(row, wRowBytes, V * eb, q * eb, eb, 0));
+      SmallVector<SmallVector<Value>> x;
+      if (c.b != DType::I4) {
+        w.clear();
+        for (Value row : wRows)
+          w.push_back(loadPieces(row, wRowBytes, laneBytes, q * eb, eb, 0));
+      } else if (q % 2 == 0) {
+        w.clear();
+        for (Value row : wRows)
+          w.push_back(loadPieces(row, wRowBytes, laneBytes, q / 2, 1, 0));
+      }
       for (Value row : xRows)
         x.push_back(
             loadPieces(row, xRowBytes, V * ea, q * 2, 2, geo.weightTileBytes));
+      // This q's words of each weight row.
+      auto words = [&](int64_t row) -> ArrayRef<Value> {
+        ArrayRef<Value> all = w[row];
+        return c.b == DType::I4 ? all.slice(2 * (q % 2), 2) : all;
+      };
       for (int64_t j = 0; j < 4; ++j) {
         SmallVector<SmallVector<Value, 4>> afrag;
+        auto inputs = [&](int64_t row) -> ArrayRef<Value> {
+          return in.empty()
+                     ? ArrayRef<Value>()
+                     : ArrayRef<Value>(in[row][(16 * q + 4 * j) / piece]);
+        };
         for (int64_t r = 0; r < R; ++r)
-          afrag.push_back(
-              weightFragment(w[2 * r], w[2 * r + 1], j, quantized, f16));
+          afrag.push_back(weightFragment(words(2 * r), words(2 * r + 1), j,
+                                         inputs(2 * r), inputs(2 * r + 1)));
         for (int64_t i = 0; i < mtw; ++i)
           for (int64_t r = 0; r < R; ++r)
-            mma(afrag[r], {x[i][2 * j], x[i][2 * j + 1]},
+            mma(afrag[r], activationPairs(x[i], j),
                 MutableArrayRef<Value>(a).slice((r * mtw + i) * 4, 4), f16);
       }
     }
@@ -202,6 +242,8 @@ void TiledEmitter::emitBody() {
   acc = g.forLoop(
       tBegin, tEnd, g.c64(1), acc,
       [&](Value t, ValueRange iters) -> SmallVector<Value> {
+        // Its b inputs' loads overlap the wait.
+        auto in = tileInputs(t);
         // Tile t has landed (at most stages - 2 younger groups pending)
         // and every warp is done with tile t - 1's slot.
         NVVM::CpAsyncWaitGroupOp::create(
@@ -214,7 +256,8 @@ void TiledEmitter::emitBody() {
           issue(next, g.trunc(g.i32, slot));
         });
         commit();
-        return multiply(g.trunc(g.i32, g.urem(rel, g.c64(s.stages))), iters);
+        return multiply(g.trunc(g.i32, g.urem(rel, g.c64(s.stages))), iters,
+                        in);
       });
 
   Value nWarp = g.add(nBlock, wRow0), mWarp = g.add(m0, xRow0);

@@ -38,6 +38,15 @@
 // sums through the ring. Where the consumers then need more registers than
 // an even share, the producer warpgroup gives its own up (setmaxnreg).
 //
+// An int4 weight tile has rows of 32 bytes (64 k's), 32-byte swizzled (bit
+// 4 of a row's offset flipped by bit 2 of the row: the eight rows a quarter
+// warp reads hit different banks); each consumer thread loads both 16-byte
+// halves of its two rows (four ld.shared.v4) and picks, per k-step, the
+// bytes of its k's 2 t, 2 t + 1 and 2 t + 8, 2 t + 9 with one prmt per row.
+// Group-wise b inputs (scales, zeros) are loaded from global memory one
+// tile ahead: each iteration loads the next tile's while it converts this
+// one's with the values the last iteration loaded.
+//
 // With `cluster` > 1 the blocks of a cluster hold neighbouring weight rows
 // and the same activation rows (Contract.cpp maps the block index so).
 // Each block's producer copies its share of the activation box, mtile /
@@ -187,15 +196,15 @@ void WgmmaEmitter::emitBody() {
             g.select(wrap, g.bxor(parity, g.c32(1)), parity)};
   };
   SmallVector<Value> firstPlace = {g.c32(0), g.c32(0)};
-  // Consumer warpgroup 1 + c owns weight rows 64 r .. 64 r + 63 of the
-  // block's tile, r = c % C, and takes K tiles q, q + KW, ... of the
+  // Consumer warpgroup 1 + c (`consumer`) owns weight rows 64 r .. 64 r + 63 of
+  // the block's tile, r = c % C, and takes K tiles q, q + KW, ... of the
   // block's, q = c / C; lane (g, t) of its warp w, rows 16 w + g and + 8.
   Value isConsumer = g.cmp(Pred::ne, group, g.c32(0));
-  Value c = g.sub(group, g.c32(1));
+  Value consumer = g.sub(group, g.c32(1));
   // (With KW = 1, r is c itself: written so, the epilogue's addresses fold
   // their offsets as before kwarps existed, 2 instructions an output less.)
-  Value r = KW == 1 ? c : g.band(c, g.c32(C - 1));
-  Value q = KW == 1 ? g.c32(0) : g.lshr(c, g.c32(llvm::Log2_64(C)));
+  Value r = KW == 1 ? consumer : g.band(consumer, g.c32(C - 1));
+  Value q = KW == 1 ? g.c32(0) : g.lshr(consumer, g.c32(llvm::Log2_64(C)));
   Value w = g.lshr(g.band(tid, g.c32(127)), g.c32(5));
   Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
   Value rowLo = g.add(g.mul(r, g.c32(kWgmmaRowsPerGroup)),
@@ -210,6 +219,12 @@ void WgmmaEmitter::emitBody() {
     return g.add(mLane, g.c32(8 * (j / 4) + (j % 4 & 1)));
   };
   int64_t count = geo.accPerThread;
+  // The b inputs (per row, or per group of K: a group of a multiple of 16
+  // k's holds whole k-steps) come in pieces of pieceK k's of a tile.
+  int64_t numIn = op.getBInputs().size();
+  int64_t pieceK = c.group % kWgmmaTileK == 0   ? kWgmmaTileK
+                   : kWgmmaTileK % c.group == 0 ? c.group
+                                                : 16;
 
   assert((KW - 1) * C * 128 * count * 4 <= S * (aTile + wTile) &&
          "checkWgmmaSchedule's stages >= 2 kwarps leaves room for the sums");
@@ -232,6 +247,8 @@ void WgmmaEmitter::emitBody() {
                     "$1;",
                     "r,r", {full, g.c32(aTile + wTile)});
                 Value k0 = g.trunc(g.i32, g.mul(kt, g.c64(kWgmmaTileK)));
+                // An i4 weight's map moves bytes: 32 per 64 k's.
+                Value wk0 = c.b == DType::I4 ? g.lshr(k0, g.c32(1)) : k0;
                 const char *copy =
                     "cp.async.bulk.tensor.2d.shared::cluster.global."
                     "mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], "
@@ -251,7 +268,7 @@ void WgmmaEmitter::emitBody() {
                       "r,l,r,r,r,h", {dst, aMap, k0, m, full, mask});
                 }
                 Value wDst = g.add(ringAddr, wSlotOffset(slot));
-                ptx(copy, "r,l,r,r,r", {wDst, wMap, k0, nBlock, full});
+                ptx(copy, "r,l,r,r,r", {wDst, wMap, wk0, nBlock, full});
                 return nextPlace(slot, place[1]);
               });
         });
@@ -275,28 +292,42 @@ void WgmmaEmitter::emitBody() {
           laneOff.push_back(g.add(g.mul(rowLo, g.c32(64)),
                                   g.add(g.shl(g.bxor(swz, g.c32(j)), g.c32(4)),
                                         g.mul(ti, g.c32(2)))));
+        // i4: row rowLo's two 16-byte halves (swapped where bit 2 of the row
+        // is set), row rowLo + 8's 256 bytes on.
+        Value swz4 = g.shl(g.band(g.lshr(rowLo, g.c32(2)), g.c32(1)), g.c32(4));
+        Value half0 = g.add(g.mul(rowLo, g.c32(32)), swz4);
+        Value half1 = g.add(g.mul(rowLo, g.c32(32)), g.bxor(swz4, g.c32(16)));
+        // prmt's selector of byte t of a word, zeros above it.
+        Value laneByte = g.add(ti, g.c32(0x4440));
+        auto loadRows4 = [&](Value wTile) {
+          return loadSharedRowsI4(g.add(wTile, half0), g.add(wTile, half1));
+        };
+        // The b inputs of a tile (i64 index kt) for rows g and g + 8 of
+        // this thread, in pieces of pieceK k's: [piece][row][input].
+        auto tileInputs = [&](Value kt) {
+          SmallVector<Value> in;
+          Value k0 = g.mul(kt, g.c64(kWgmmaTileK));
+          Value nLoIn = g.umin(nWarp, g.c32(N() - 1));
+          Value nHiIn = g.umin(g.add(nWarp, g.c32(8)), g.c32(N() - 1));
+          for (int64_t p = 0; p < kWgmmaTileK / pieceK; ++p) {
+            // Tiles past the piece's end (the prefetch past the last) read
+            // the last group.
+            Value k = g.umin(g.add(k0, g.c64(p * pieceK)), g.c64(K() - 1));
+            for (Value n : {nLoIn, nHiIn})
+              llvm::append_range(in, loadBInputs(n, k, /*asPairs=*/true));
+          }
+          return in;
+        };
         // The tile's 16 halfwords of this lane (k's 2 t + {0, 1} and + 8 of
         // each row and k-step), loaded by one asm through 32-bit shared
         // addresses, one per k-step, and immediate offsets (LLVM's 64-bit
         // shared pointers cost three instructions per load); its side
         // effects keep the loads after the wait for the slot.
         auto loadHalves = [&](Value wTile) {
-          std::string text;
-          std::string constraints;
           SmallVector<Value> addrs;
           for (int64_t j = 0; j < 4; ++j)
             addrs.push_back(g.add(wTile, laneOff[j]));
-          int64_t out = 0;
-          for (int64_t j = 0; j < 4; ++j)
-            for (int64_t off : {0, 8, 512, 520})
-              text += "ld.shared.u16 $" + std::to_string(out++) + ", [$" +
-                      std::to_string(16 + j) + "+" + std::to_string(off) +
-                      "];\n";
-          for (int64_t i = 0; i < 16; ++i)
-            constraints += "=r,";
-          constraints += "r,r,r,r";
-          return g.inlinePtx(SmallVector<Type>(16, g.i32), text, constraints,
-                             addrs, /*sideEffects=*/true);
+          return loadSharedHalves(addrs);
         };
         // k-step j's fragments {a0, a1, a2, a3}: rows g and g + 8 (a1, a3)
         // at k's 2 t + {0, 1} and + 8 (a2, a3), from halfwords
@@ -304,8 +335,22 @@ void WgmmaEmitter::emitBody() {
         // bf16 pairs come straight from each halfword; f16's conversion
         // (and cvt's, without fast dequantization) takes whole words, the
         // two halfwords of a row merged.
-        auto fragments = [&](ArrayRef<Value> h,
+        auto converted = [&](ArrayRef<Value> h,
                              int64_t j) -> SmallVector<Value> {
+          if (c.b == DType::I4) {
+            // Row g's words 2 j, 2 j + 1 (h[0..7]) and row g + 8's
+            // (h[8..15]): byte t of each is this lane's pair of k's
+            // 2 t, 2 t + 1 and 2 t + 8, 2 t + 9, taken alone.
+            auto pair = [&](int64_t w) {
+              return intPairOfByte(
+                  g.inlinePtx(g.i32, "prmt.b32 $0, $1, $2, $3;", "=r,r,r,r",
+                              {h[w], g.c32(0), laneByte},
+                              /*sideEffects=*/false)
+                      .front());
+            };
+            return {pair(2 * j), pair(8 + 2 * j), pair(2 * j + 1),
+                    pair(8 + 2 * j + 1)};
+          }
           if (!f16 && opts.fastDequant)
             return {bf16Pair(h[4 * j], 0, 1), bf16Pair(h[4 * j + 2], 0, 1),
                     bf16Pair(h[4 * j + 1], 0, 1), bf16Pair(h[4 * j + 3], 0, 1)};
@@ -314,6 +359,19 @@ void WgmmaEmitter::emitBody() {
           auto [a1, a3] =
               dequantPairs(g.prmt(h[4 * j + 2], h[4 * j + 3], 0x5410), f16);
           return {a0, a1, a2, a3};
+        };
+        // The fragments of step j, dequantized with the b inputs of rows g
+        // and g + 8 (`in`: [piece][row][input], flattened).
+        auto fragments = [&](ArrayRef<Value> h, int64_t j,
+                             ArrayRef<Value> in) -> SmallVector<Value> {
+          SmallVector<Value> a = converted(h, j);
+          if (!numIn)
+            return a;
+          int64_t at = (16 * j / pieceK) * 2 * numIn;
+          ArrayRef<Value> lo = in.slice(at, numIn),
+                          hi = in.slice(at + numIn, numIn);
+          return {dequantPair(a[0], lo), dequantPair(a[1], hi),
+                  dequantPair(a[2], lo), dequantPair(a[3], hi)};
         };
         // The k16 step's activation descriptor: K-major, 128-byte swizzle,
         // 8-row groups 1024 bytes apart; its start address (bits 0-13,
@@ -328,6 +386,9 @@ void WgmmaEmitter::emitBody() {
         init.append({q, g.c32(0)});
         init.push_back(g.c32(S - 1));
         Value qBegin = g.add(tBegin, g.zext64(q));
+        // Then the b inputs of the warpgroup's first tile.
+        if (numIn)
+          llvm::append_range(init, tileInputs(qBegin));
         Value secondTurn = g.add(tBegin, g.c64(KW - 1));
         SmallVector<Value> carried = g.forLoop(
             qBegin, tEnd, g.c64(KW), init,
@@ -335,9 +396,15 @@ void WgmmaEmitter::emitBody() {
               SmallVector<Value> a(iters.begin(), iters.begin() + count);
               Value slot = iters[count], parity = iters[count + 1];
               Value prevSlot = iters[count + 2];
+              // The next tile's b inputs, while this one's are used.
+              SmallVector<Value> in(iters.begin() + count + 3, iters.end());
+              SmallVector<Value> next;
+              if (numIn)
+                next = tileInputs(g.add(kt, g.c64(KW)));
               waitParity(fullBar(slot), parity);
+              Value wAt = g.add(ringAddr, wSlotOffset(slot));
               SmallVector<Value> halves =
-                  loadHalves(g.add(ringAddr, wSlotOffset(slot)));
+                  c.b == DType::I4 ? loadRows4(wAt) : loadHalves(wAt);
               // One commit group per k16 step. A wgmma reads its register
               // operand until it completes, and each step's fragments are
               // written by the same instructions (the same registers) in
@@ -354,7 +421,7 @@ void WgmmaEmitter::emitBody() {
                         g.c32(1 << 16));
               for (int64_t j = 0; j < 4; ++j) {
                 ptx("wgmma.wait_group.sync.aligned 3;", "");
-                SmallVector<Value> regs = pin(fragments(halves, j), 4);
+                SmallVector<Value> regs = pin(fragments(halves, j, in), 4);
                 ptx("wgmma.fence.sync.aligned;", "");
                 Value desc = g.bor(g.zext64(g.add(start, g.c32(2 * j))),
                                    g.c64(descHigh));
@@ -400,6 +467,7 @@ void WgmmaEmitter::emitBody() {
                 a.push_back(g.select(wrap, g.bxor(parity, g.c32(1)), parity));
               }
               a.push_back(slot);
+              a.append(next);
               return a;
             });
         // The accumulators are read only after the last wgmma's are done.

@@ -28,6 +28,16 @@ private:
   /// their uses before, the side-effecting asm around it.
   llvm::SmallVector<mlir::Value> pin(llvm::ArrayRef<mlir::Value> regs,
                                      size_t ints);
+  /// A consumer thread's 16 halfwords of an int8 weight tile, by one asm
+  /// of 16 ld.shared.u16 from the four 32-bit shared addresses `addrs` (one
+  /// per k-step) and immediate offsets (+8, +512, +520): its k's 2 t +
+  /// {0, 1} and + 8 of rows g and g + 8.
+  llvm::SmallVector<mlir::Value> loadSharedHalves(mlir::ValueRange addrs);
+  /// A consumer thread's 16 words of an int4 weight tile, by one asm of
+  /// four ld.shared.v4: the 16-byte halves at `half0` and `half1` (32-bit
+  /// shared addresses) of row g, then of row g + 8, 256 bytes on.
+  llvm::SmallVector<mlir::Value> loadSharedRowsI4(mlir::Value half0,
+                                                  mlir::Value half1);
   /// The 32-bit shared-window address of `ptr` (addrspace 3).
   mlir::Value sharedAddress(mlir::Value ptr);
   /// Waits until phase `parity` (i32, 0 or 1) of the mbarrier at shared

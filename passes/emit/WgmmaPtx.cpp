@@ -32,6 +32,35 @@ SmallVector<Value> WgmmaEmitter::pin(ArrayRef<Value> regs, size_t ints) {
   return g.inlinePtx(types, "", constraints, regs, /*sideEffects=*/true);
 }
 
+SmallVector<Value> WgmmaEmitter::loadSharedHalves(ValueRange addrs) {
+  std::string text, constraints;
+  int64_t out = 0;
+  for (int64_t j = 0; j < 4; ++j)
+    for (int64_t off : {0, 8, 512, 520})
+      text += "ld.shared.u16 $" + std::to_string(out++) + ", [$" +
+              std::to_string(16 + j) + "+" + std::to_string(off) + "];\n";
+  for (int64_t i = 0; i < 16; ++i)
+    constraints += "=r,";
+  constraints += "r,r,r,r";
+  // Side effects: the loads stay after the wait for the slot.
+  return g.inlinePtx(SmallVector<Type>(16, g.i32), text, constraints, addrs,
+                     /*sideEffects=*/true);
+}
+
+SmallVector<Value> WgmmaEmitter::loadSharedRowsI4(Value half0, Value half1) {
+  std::string text, constraints;
+  for (int64_t i = 0; i < 4; ++i)
+    text += "ld.shared.v4.u32 {$" + std::to_string(4 * i) + ", $" +
+            std::to_string(4 * i + 1) + ", $" + std::to_string(4 * i + 2) +
+            ", $" + std::to_string(4 * i + 3) + "}, [$" +
+            std::to_string(16 + i % 2) + (i >= 2 ? "+256" : "") + "];\n";
+  for (int64_t i = 0; i < 16; ++i)
+    constraints += "=r,";
+  constraints += "r,r";
+  return g.inlinePtx(SmallVector<Type>(16, g.i32), text, constraints,
+                     {half0, half1}, /*sideEffects=*/true);
+}
+
 Value WgmmaEmitter::sharedAddress(Value ptr) {
   return g.trunc(g.i32, LLVM::PtrToIntOp::create(g.b, g.loc, g.i64, ptr));
 }

@@ -80,8 +80,9 @@ TEST_F(FrontendTest, SyntaxErrors) {
               "expected an op name after '=', got '('");
   expectError("graph g(x: f32[4]) -> f32[4] { y = relu x return y }", "1:41",
               "expected '(' after op name 'relu', got 'x'");
-  expectError("graph g(x: f32[4]) -> f32[4] { y = add(x, ) return y }", "1:43",
-              "expected an argument (a value name), got ')'");
+  expectError(
+      "graph g(x: f32[4]) -> f32[4] { y = add(x, ) return y }", "1:43",
+      "expected an argument (a value name, a dtype or an integer), got ')'");
   expectError("graph g(x: f32[4]) -> f32[4] { y = relu(x) return y z }", "1:53",
               "expected '}' after the return statement, got 'z'; 'return' "
               "must be the last statement of graph 'g'");
@@ -132,16 +133,16 @@ TEST_F(FrontendTest, UnknownOp) {
   expectError("graph g(x: f32[4]) -> f32[4] {\n  y = gelu(x)\n  return y\n}",
               "2:7",
               "unknown op 'gelu'; expected one of convert, linear, matmul, "
-              "transpose, add, sub, mul, relu, silu");
+              "transpose, repeat, add, sub, mul, relu, silu");
 }
 
 TEST_F(FrontendTest, UnknownDtype) {
   expectError("graph g(x: f64[4]) -> f32[4] { return x }", "1:12",
-              "unknown dtype 'f64'; expected one of i8, f16, bf16, f32");
+              "unknown dtype 'f64'; expected one of i4, i8, f16, bf16, f32");
   expectError("graph g(x: f32[4]) -> f32[4] {\n  y = convert(x, int8)\n"
               "  return y\n}",
               "2:18",
-              "unknown dtype 'int8'; expected one of i8, f16, bf16, "
+              "unknown dtype 'int8'; expected one of i4, i8, f16, bf16, "
               "f32");
 }
 

@@ -1,8 +1,8 @@
 //===- FrontendFixture.h - Graph-file front end tests' set-up ---*- C++ -*-===//
 //
-// What FrontendTest.cpp and FrontendErrorsTest.cpp share: the fixture that
-// parses graph source and captures its diagnostics, and the weight-only int8
-// linear example.
+// What FrontendTest.cpp, FrontendErrorsTest.cpp and FrontendInt4ErrorsTest.cpp
+// share: the fixture that parses graph source and captures its diagnostics,
+// and the weight-only int8 linear example.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_TESTS_UNIT_FRONTENDFIXTURE_H
@@ -33,6 +33,9 @@ struct Diag {
 };
 
 inline std::string posOf(mlir::Location loc, std::string *file = nullptr) {
+  // A node's location is NameLoc(name, file:line:col).
+  if (auto named = mlir::dyn_cast<mlir::NameLoc>(loc))
+    loc = named.getChildLoc();
   if (auto flc = mlir::dyn_cast<mlir::FileLineColLoc>(loc)) {
     if (file)
       *file = flc.getFilename().str();

@@ -120,6 +120,41 @@ graph all(a: f32[2, 3], b: f32[3, 4], w: f32[5, 3], q: i8[4]) -> f32[2, 5] {
       << ir;
 }
 
+TEST_F(FrontendTest, Int4WeightAndRepeat) {
+  // An i4 input, repeat's integer argument (which becomes the group
+  // attribute), and symbolic dimensions around them.
+  FrontendOptions options;
+  options.bindings["M"] = 4;
+  options.bindings["G"] = 2;
+  ParseResult r = parse(R"(
+graph woq4(x: bf16[M, 256], w: i4[64, 256], scales: bf16[64, G], zeros: bf16[64, G]) -> bf16[M, 64] {
+  wf = convert(w, bf16)
+  s  = repeat(scales, 128)
+  z  = repeat(zeros,128)
+  ws = mul(wf, s)
+  wd = add(ws, z)
+  y  = linear(x, wd)
+  return y
+}
+)",
+                        options);
+  ASSERT_TRUE(r.module);
+  EXPECT_TRUE(r.diags.empty());
+  std::string ir = print(*r.module);
+  for (const char *line :
+       {"%wf = graph.convert %w : tensor<64x256xi4> -> tensor<64x256xbf16>",
+        "%s = graph.repeat %scales {group = 128 : i64} : tensor<64x2xbf16> -> "
+        "tensor<64x256xbf16>",
+        "%z = graph.repeat %zeros {group = 128 : i64} : tensor<64x2xbf16> -> "
+        "tensor<64x256xbf16>",
+        "%y = graph.linear %x, %wd : tensor<4x256xbf16>, tensor<64x256xbf16> "
+        "-> tensor<4x64xbf16>"})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+  EXPECT_EQ(dims("graph g(s: bf16[N, G]) -> bf16[N, K] {\n"
+                 "  r = repeat(s, 128)\n  return r\n}"),
+            (std::vector<std::string>{"N", "G", "K"}));
+}
+
 TEST_F(FrontendTest, SeveralGraphs) {
   ParseResult r = parse(R"(graph a(x: f32[4]) -> f32[4] { y = relu(x) return y }
 graph b(x: f16[2, 8]) -> f16[8, 2] {
@@ -197,7 +232,7 @@ TEST_F(FrontendTest, LayoutIsFree) {
               "return y }",
               "3:6",
               "unknown op 'foo'; expected one of convert, linear, "
-              "matmul, transpose, add, sub, mul, relu, silu");
+              "matmul, transpose, repeat, add, sub, mul, relu, silu");
 }
 
 TEST_F(FrontendTest, CommentsMayHoldUtf8) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -137,6 +138,19 @@ TEST(RoundTo, I8TruncatesAndSaturates) {
   EXPECT_EQ(roundTo(DType::I8, std::nan("")), 0);
 }
 
+TEST(RoundTo, I4TruncatesAndSaturates) {
+  EXPECT_EQ(roundTo(DType::I4, 3.7), 3);
+  EXPECT_EQ(roundTo(DType::I4, -3.7), -3);
+  EXPECT_EQ(roundTo(DType::I4, -0.5), 0);
+  EXPECT_EQ(roundTo(DType::I4, 7.9), 7);
+  EXPECT_EQ(roundTo(DType::I4, -8.9), -8);
+  EXPECT_EQ(roundTo(DType::I4, 8), 7);
+  EXPECT_EQ(roundTo(DType::I4, -9), -8);
+  EXPECT_EQ(roundTo(DType::I4, 1e300), 7);
+  EXPECT_EQ(roundTo(DType::I4, -std::numeric_limits<double>::infinity()), -8);
+  EXPECT_EQ(roundTo(DType::I4, std::nan("")), 0);
+}
+
 TEST(RoundTo, FloatsRoundThroughF32) {
   EXPECT_EQ(roundTo(DType::F32, 1.0 + 0x1p-30), 1.0);
   EXPECT_EQ(roundTo(DType::F32, 1.0 + 0x1p-23), 1.0 + 0x1p-23);
@@ -200,6 +214,68 @@ TEST(HostTensor, GetSetRoundTrip) {
   EXPECT_EQ(i8.data[3], 0x80);
 }
 
+TEST(HostTensor, I4PacksTwoElementsPerByte) {
+  // Element 2 j in the low nibble of byte j, 2 j + 1 in the high one, two's
+  // complement; an odd count rounds up to whole bytes.
+  HostTensor t(DType::I4, {2, 4});
+  EXPECT_EQ(t.numElements(), 8);
+  EXPECT_EQ(t.bytes(), 4u);
+  EXPECT_EQ(HostTensor(DType::I4, {3}).bytes(), 2u);
+  const double values[] = {1, -2, 7, -8, 0, -1, 5, 3};
+  for (int64_t i = 0; i < 8; ++i)
+    t.set(i, values[i]);
+  EXPECT_EQ(t.data[0], 0xE1); // -2 = 0xE high, 1 low
+  EXPECT_EQ(t.data[1], 0x87); // -8 high, 7 low
+  EXPECT_EQ(t.data[2], 0xF0); // -1 high, 0 low
+  EXPECT_EQ(t.data[3], 0x35);
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_EQ(t.get(i), values[i]) << "element " << i;
+}
+
+TEST(HostTensor, I4GetReadsEveryNibble) {
+  HostTensor t(DType::I4, {2});
+  for (unsigned byte = 0; byte < 256; ++byte) {
+    t.data[0] = uint8_t(byte);
+    int lo = int(byte & 0xF), hi = int(byte >> 4);
+    EXPECT_EQ(t.get(0), lo < 8 ? lo : lo - 16) << byte;
+    EXPECT_EQ(t.get(1), hi < 8 ? hi : hi - 16) << byte;
+  }
+}
+
+TEST(HostTensor, I4SetRoundsAndKeepsTheOtherNibble) {
+  HostTensor t(DType::I4, {6});
+  std::fill(t.data.begin(), t.data.end(), 0xFF); // every element -1
+  const double in[] = {3.9, -3.9, 100, -100, std::nan(""), -8};
+  const double out[] = {3, -3, 7, -8, 0, -8};
+  for (int64_t i = 0; i < 6; ++i) {
+    t.set(i, in[i]);
+    for (int64_t j = i + 1; j < 6; ++j)
+      EXPECT_EQ(t.get(j), -1) << "element " << j << " after setting " << i;
+  }
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(t.get(i), out[i]) << "element " << i;
+  EXPECT_EQ(t.data[1], 0x87);
+}
+
+TEST(HostTensor, ResizedI4CopiesWholeRows) {
+  // Rows of an i4 tensor have an even length, so they start on a byte.
+  HostTensor t(DType::I4, {2, 4});
+  for (int64_t i = 0; i < 8; ++i)
+    t.set(i, double(i) - 4); // -4 .. 3
+  HostTensor big = resized(t, {3, 6});
+  EXPECT_EQ(big.bytes(), 9u);
+  const double bigValues[] = {-4, -3, -2, -1, 0, 0, 0, 1, 2,
+                              3,  0,  0,  0,  0, 0, 0, 0, 0};
+  for (int64_t i = 0; i < 18; ++i)
+    EXPECT_EQ(big.get(i), bigValues[i]) << "element " << i;
+  HostTensor small = resized(t, {1, 2});
+  EXPECT_EQ(small.bytes(), 1u);
+  EXPECT_EQ(small.get(0), -4);
+  EXPECT_EQ(small.get(1), -3);
+  HostTensor back = resized(big, {2, 4});
+  EXPECT_EQ(back.data, t.data);
+}
+
 TEST(HostTensor, LittleEndianLayout) {
   HostTensor bf(DType::BF16, {1});
   bf.set(0, 1.0);
@@ -212,7 +288,7 @@ TEST(HostTensor, LittleEndianLayout) {
 }
 
 TEST(FillRandom, DeterministicPerSeed) {
-  for (DType t : {DType::I8, DType::F16, DType::BF16, DType::F32}) {
+  for (DType t : {DType::I4, DType::I8, DType::F16, DType::BF16, DType::F32}) {
     HostTensor a(t, {64, 33}), b(t, {64, 33}), c(t, {64, 33});
     fillRandom(a, 42, "x");
     fillRandom(b, 42, "x");
@@ -252,6 +328,22 @@ TEST(FillRandom, ValuesAreOfTheType) {
   }
 }
 
+TEST(FillRandom, I4TakesEveryValue) {
+  HostTensor t(DType::I4, {64, 64});
+  fillRandom(t, 5, "w");
+  int64_t count[16] = {};
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.get(i);
+    ASSERT_GE(v, -8);
+    ASSERT_LE(v, 7);
+    ASSERT_EQ(v, std::trunc(v));
+    ++count[int(v) + 8];
+  }
+  // 4096 elements, 256 of each value on average.
+  for (int v = 0; v < 16; ++v)
+    EXPECT_GT(count[v], 150) << "value " << v - 8;
+}
+
 TEST(FillRandom, ScalesArePositive) {
   for (const char *name : {"scale", "scales", "w_scale", "Scales", "s"}) {
     HostTensor h(DType::BF16, {1024});
@@ -269,6 +361,25 @@ TEST(FillRandom, ScalesArePositive) {
   for (int64_t i = 0; i < h.numElements(); ++i)
     anyNegative |= h.get(i) < 0;
   EXPECT_TRUE(anyNegative);
+}
+
+TEST(FillRandom, ZerosAreSmall) {
+  // Zero points of a group-wise quantized weight: in [-1, 1) / 16, both
+  // signs, so that q * scale + zero is led by q.
+  for (const char *name : {"zeros", "zero", "w_zeros", "Zeros"}) {
+    HostTensor h(DType::BF16, {1024});
+    fillRandom(h, 4, name);
+    int64_t negatives = 0, positives = 0;
+    for (int64_t i = 0; i < h.numElements(); ++i) {
+      double v = h.get(i);
+      EXPECT_GE(v, -1.0 / 16) << name;
+      EXPECT_LE(v, 1.0 / 16) << name;
+      negatives += v < 0;
+      positives += v > 0;
+    }
+    EXPECT_GT(negatives, 300) << name;
+    EXPECT_GT(positives, 300) << name;
+  }
 }
 
 } // namespace

@@ -1,15 +1,17 @@
 //===- InterpreterElementwiseTest.cpp - Elementwise ops of the interpreter ===//
 //
-// The reference interpreter's broadcasting binary ops, relu and silu, and
-// its converts: only convert rounds, and it rounds, saturates or is exact as
-// the target type says.
+// The reference interpreter's broadcasting binary ops, relu and silu, its
+// converts (only convert rounds, and it rounds, saturates or is exact as the
+// target type says; i4 is read two elements a byte) and repeat.
 //
 //===----------------------------------------------------------------------===//
 #include "InterpreterFixture.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 
 using namespace mtc;
 using namespace mtc::interpretertest;
@@ -154,6 +156,70 @@ TEST_F(InterpreterTest, ConvertF32ToI8Saturates) {
                       {3.7, -3.7, 200, -200, kNaN, 127.5, -128.5, kInf})});
   ASSERT_EQ(out.size(), 1u);
   expectTensor(out[0], {8}, {3, -3, 127, -128, 0, 127, -128, 127});
+}
+
+TEST_F(InterpreterTest, ConvertI4IsExact) {
+  // Every i4 value, packed two a byte (element 2 j in the low nibble of byte
+  // j), to each float type and to i8.
+  const char *ir = R"(
+    graph.func @g(%w: tensor<2x8xi4>)
+        -> (tensor<2x8xbf16>, tensor<2x8xf16>, tensor<2x8xf32>, tensor<2x8xi8>) {
+      %b = graph.convert %w : tensor<2x8xi4> -> tensor<2x8xbf16>
+      %h = graph.convert %w : tensor<2x8xi4> -> tensor<2x8xf16>
+      %f = graph.convert %w : tensor<2x8xi4> -> tensor<2x8xf32>
+      %q = graph.convert %w : tensor<2x8xi4> -> tensor<2x8xi8>
+      graph.return %b, %h, %f, %q : tensor<2x8xbf16>, tensor<2x8xf16>, tensor<2x8xf32>, tensor<2x8xi8>
+    })";
+  HostTensor w(DType::I4, {2, 8});
+  const uint8_t bytes[] = {0x98, 0xBA, 0xDC, 0xFE, 0x10, 0x32, 0x54, 0x76};
+  std::copy(std::begin(bytes), std::end(bytes), w.data.begin());
+  auto out = run(ir, {w});
+  ASSERT_EQ(out.size(), 4u);
+  for (const RefTensor &t : out)
+    expectTensor(t, {2, 8},
+                 {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7});
+}
+
+TEST_F(InterpreterTest, Repeat) {
+  // repeat_interleave along the last dimension, at every rank; a group of 1
+  // is the identity.
+  const char *ir = R"(
+    graph.func @g(%v: tensor<3xf32>, %m: tensor<2x2xbf16>, %t: tensor<2x1x2xf16>)
+        -> (tensor<6xf32>, tensor<2x6xbf16>, tensor<2x1x4xf16>, tensor<2x2xbf16>) {
+      %rv = graph.repeat %v {group = 2 : i64} : tensor<3xf32> -> tensor<6xf32>
+      %rm = graph.repeat %m {group = 3 : i64} : tensor<2x2xbf16> -> tensor<2x6xbf16>
+      %rt = graph.repeat %t {group = 2 : i64} : tensor<2x1x2xf16> -> tensor<2x1x4xf16>
+      %r1 = graph.repeat %m {group = 1 : i64} : tensor<2x2xbf16> -> tensor<2x2xbf16>
+      graph.return %rv, %rm, %rt, %r1 : tensor<6xf32>, tensor<2x6xbf16>, tensor<2x1x4xf16>, tensor<2x2xbf16>
+    })";
+  auto out = run(ir, {tensor(DType::F32, {3}, {1, 2, 3}),
+                      tensor(DType::BF16, {2, 2}, {0.5, -1, 4, 8}),
+                      tensor(DType::F16, {2, 1, 2}, {1, 2, 3, 4})});
+  ASSERT_EQ(out.size(), 4u);
+  expectTensor(out[0], {6}, {1, 1, 2, 2, 3, 3});
+  expectTensor(out[1], {2, 6}, {0.5, 0.5, 0.5, -1, -1, -1, 4, 4, 4, 8, 8, 8});
+  expectTensor(out[2], {2, 1, 4}, {1, 1, 2, 2, 3, 3, 4, 4});
+  expectTensor(out[3], {2, 2}, {0.5, -1, 4, 8});
+}
+
+TEST_F(InterpreterTest, RepeatOfAComputedValueAcrossChunks) {
+  // Large enough to be split into chunks on several threads; repeat reads
+  // a computed (unrounded) value and does not round it.
+  HostTensor a = randomTensor(DType::F32, {300, 40}, 8);
+  HostTensor b = randomTensor(DType::F32, {300, 40}, 9);
+  const char *ir = R"(
+    graph.func @g(%a: tensor<300x40xf32>, %b: tensor<300x40xf32>) -> tensor<300x1280xf32> {
+      %s = graph.add %a, %b : tensor<300x40xf32>, tensor<300x40xf32> -> tensor<300x40xf32>
+      %r = graph.repeat %s {group = 32 : i64} : tensor<300x40xf32> -> tensor<300x1280xf32>
+      graph.return %r : tensor<300x1280xf32>
+    })";
+  auto out = run(ir, {a, b}, 3);
+  ASSERT_EQ(out.size(), 1u);
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 1280; ++j)
+      ASSERT_EQ(out[0].data[size_t(i * 1280 + j)],
+                a.get(i * 40 + j / 32) + b.get(i * 40 + j / 32))
+          << i << ", " << j;
 }
 
 } // namespace

@@ -1,9 +1,10 @@
 //===- InterpreterTest.cpp - Tests of the fp64 reference interpreter ------===//
 //
-// The matrix ops (linear, matmul, transpose, weight-only int8 linear) against
-// hand-worked values and a naive loop, several outputs, thread counts, and
-// the interpreter's errors. InterpreterElementwiseTest.cpp has the
-// elementwise ops and converts, InterpreterCompareTest.cpp compare().
+// The matrix ops (linear, matmul, transpose, weight-only int8 and int4
+// linear) against hand-worked values and a naive loop, several outputs,
+// thread counts, and the interpreter's errors. InterpreterElementwiseTest.cpp
+// has the elementwise ops, converts and repeat, InterpreterCompareTest.cpp
+// compare().
 //
 //===----------------------------------------------------------------------===//
 #include "InterpreterFixture.h"
@@ -171,6 +172,101 @@ TEST_F(InterpreterTest, WeightOnlyQuantizedLinearMatchesNaive) {
   expectNear(out[0].data, naiveLinear(x, w));
 }
 
+TEST_F(InterpreterTest, WeightOnlyInt4Linear) {
+  // gpt-fast's form: W = convert(w) * repeat(scales) + repeat(zeros), groups
+  // of 2 along K. Every value below is exact in bf16.
+  const char *ir = R"(
+    graph.func @woq4(%x: tensor<2x4xbf16>, %w: tensor<2x4xi4>, %scales: tensor<2x2xbf16>,
+                     %zeros: tensor<2x2xbf16>) -> tensor<2x2xbf16> {
+      %wf = graph.convert %w : tensor<2x4xi4> -> tensor<2x4xbf16>
+      %s = graph.repeat %scales {group = 2 : i64} : tensor<2x2xbf16> -> tensor<2x4xbf16>
+      %z = graph.repeat %zeros {group = 2 : i64} : tensor<2x2xbf16> -> tensor<2x4xbf16>
+      %ws = graph.mul %wf, %s : tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<2x4xbf16>
+      %wd = graph.add %ws, %z : tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<2x4xbf16>
+      %y = graph.linear %x, %wd : tensor<2x4xbf16>, tensor<2x4xbf16> -> tensor<2x2xbf16>
+      graph.return %y : tensor<2x2xbf16>
+    })";
+  auto out = run(ir, {tensor(DType::BF16, {2, 4}, {1, 2, 3, 4, 0.5, -1, 0, 2}),
+                      tensor(DType::I4, {2, 4}, {1, -8, 7, 0, -1, 2, -3, 4}),
+                      tensor(DType::BF16, {2, 2}, {0.5, 0.25, 2, 1}),
+                      tensor(DType::BF16, {2, 2}, {1, -1, 0, 0.5})});
+  ASSERT_EQ(out.size(), 1u);
+  // W = [[1.5, -3, 0.75, -1], [-2, 4, -2.5, 4.5]]
+  // y = [[1.5 - 6 + 2.25 - 4, -2 + 8 - 7.5 + 18],
+  //      [0.75 + 3 + 0 - 2, -1 - 4 + 0 + 9]]
+  expectTensor(out[0], {2, 2}, {-6.25, 16.5, 1.75, 4});
+}
+
+TEST_F(InterpreterTest, Int4DequantizationIsExactInDouble) {
+  // gpt-fast's w * s + z and the AWQ form (w - z) * s. Like every op but
+  // convert, the dequantization is exact in double here: 7 * (1 + 2^-7) - 7
+  // = 0.0546875 (the graph dialect rounds each node to bf16, giving 7.0625
+  // - 7 = 0.0625; run --check's tolerance covers the difference).
+  const char *ir = R"(
+    graph.func @g(%x: tensor<1x2xbf16>, %w: tensor<1x2xi4>, %s: tensor<1x1xbf16>,
+                  %z: tensor<1x1xbf16>, %s2: tensor<1x1xbf16>, %z2: tensor<1x1xbf16>)
+        -> (tensor<1x1xbf16>, tensor<1x1xbf16>) {
+      %wf = graph.convert %w : tensor<1x2xi4> -> tensor<1x2xbf16>
+      %sr = graph.repeat %s {group = 2 : i64} : tensor<1x1xbf16> -> tensor<1x2xbf16>
+      %zr = graph.repeat %z {group = 2 : i64} : tensor<1x1xbf16> -> tensor<1x2xbf16>
+      %ws = graph.mul %wf, %sr : tensor<1x2xbf16>, tensor<1x2xbf16> -> tensor<1x2xbf16>
+      %wd = graph.add %ws, %zr : tensor<1x2xbf16>, tensor<1x2xbf16> -> tensor<1x2xbf16>
+      %y = graph.linear %x, %wd : tensor<1x2xbf16>, tensor<1x2xbf16> -> tensor<1x1xbf16>
+      %s2r = graph.repeat %s2 {group = 2 : i64} : tensor<1x1xbf16> -> tensor<1x2xbf16>
+      %z2r = graph.repeat %z2 {group = 2 : i64} : tensor<1x1xbf16> -> tensor<1x2xbf16>
+      %d = graph.sub %wf, %z2r : tensor<1x2xbf16>, tensor<1x2xbf16> -> tensor<1x2xbf16>
+      %wd2 = graph.mul %d, %s2r : tensor<1x2xbf16>, tensor<1x2xbf16> -> tensor<1x2xbf16>
+      %y2 = graph.linear %x, %wd2 : tensor<1x2xbf16>, tensor<1x2xbf16> -> tensor<1x1xbf16>
+      graph.return %y, %y2 : tensor<1x1xbf16>, tensor<1x1xbf16>
+    })";
+  auto out = run(ir, {tensor(DType::BF16, {1, 2}, {1, 0.5}),
+                      tensor(DType::I4, {1, 2}, {7, 0}),
+                      tensor(DType::BF16, {1, 1}, {1 + 0x1p-7}),
+                      tensor(DType::BF16, {1, 1}, {-7}),
+                      tensor(DType::BF16, {1, 1}, {3}),
+                      tensor(DType::BF16, {1, 1}, {6.5})});
+  ASSERT_EQ(out.size(), 2u);
+  // y = 1 * (7 * (1 + 2^-7) - 7) + 0.5 * (0 * s - 7);
+  // y2 = 1 * (7 - 6.5) * 3 + 0.5 * (0 - 6.5) * 3.
+  expectTensor(out[0], {1, 1}, {0.0546875 - 3.5});
+  expectTensor(out[1], {1, 1}, {1.5 - 9.75});
+}
+
+TEST_F(InterpreterTest, WeightOnlyInt4LinearMatchesNaive) {
+  // The AWQ form with groups of 16 over K = 64, against the same sums in
+  // double.
+  HostTensor x = randomTensor(DType::BF16, {5, 64}, 31);
+  HostTensor w = randomTensor(DType::I4, {7, 64}, 32);
+  HostTensor scales(DType::BF16, {7, 4}), zeros(DType::BF16, {7, 4});
+  fillRandom(scales, 33, "scales");
+  fillRandom(zeros, 34, "zeros");
+  const char *ir = R"(
+    graph.func @awq(%x: tensor<5x64xbf16>, %w: tensor<7x64xi4>, %scales: tensor<7x4xbf16>,
+                    %zeros: tensor<7x4xbf16>) -> tensor<5x7xbf16> {
+      %wf = graph.convert %w : tensor<7x64xi4> -> tensor<7x64xbf16>
+      %s = graph.repeat %scales {group = 16 : i64} : tensor<7x4xbf16> -> tensor<7x64xbf16>
+      %z = graph.repeat %zeros {group = 16 : i64} : tensor<7x4xbf16> -> tensor<7x64xbf16>
+      %d = graph.sub %wf, %z : tensor<7x64xbf16>, tensor<7x64xbf16> -> tensor<7x64xbf16>
+      %wd = graph.mul %d, %s : tensor<7x64xbf16>, tensor<7x64xbf16> -> tensor<7x64xbf16>
+      %y = graph.linear %x, %wd : tensor<5x64xbf16>, tensor<7x64xbf16> -> tensor<5x7xbf16>
+      graph.return %y : tensor<5x7xbf16>
+    })";
+  auto out = run(ir, {x, w, scales, zeros});
+  ASSERT_EQ(out.size(), 1u);
+  std::vector<double> ref(5 * 7);
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t n = 0; n < 7; ++n) {
+      double acc = 0;
+      for (int64_t k = 0; k < 64; ++k) {
+        int64_t g = n * 4 + k / 16;
+        acc += x.get(r * 64 + k) *
+               ((w.get(n * 64 + k) - zeros.get(g)) * scales.get(g));
+      }
+      ref[size_t(r * 7 + n)] = acc;
+    }
+  expectNear(out[0].data, ref);
+}
+
 TEST_F(InterpreterTest, MultipleOutputsAndReturningAnInput) {
   const char *ir = R"(
     graph.func @g(%x: tensor<3xf16>) -> (tensor<3xf16>, tensor<3xf16>, tensor<3xf16>) {
@@ -234,6 +330,23 @@ TEST_F(InterpreterTest, WrongInputTypeOrCountIsAnError) {
   truncated.data.resize(4);
   err = runError(kRelu, {truncated});
   EXPECT_NE(err.find("bytes"), std::string::npos) << err;
+}
+
+TEST_F(InterpreterTest, I4InputsAreCheckedInBytes) {
+  // An i4 [2, 4] input is 4 bytes, two elements each.
+  const char *ir = R"(
+    graph.func @g(%w: tensor<2x4xi4>) -> tensor<2x4xf32> {
+      %f = graph.convert %w : tensor<2x4xi4> -> tensor<2x4xf32>
+      graph.return %f : tensor<2x4xf32>
+    })";
+  HostTensor w(DType::I4, {2, 4});
+  w.data.resize(3);
+  std::string err = runError(ir, {w});
+  EXPECT_NE(err.find("holds 3 bytes, not 4"), std::string::npos) << err;
+  err = runError(ir, {HostTensor(DType::I8, {2, 4})});
+  EXPECT_NE(err.find("is i8[2, 4] but graph '@g' expects i4[2, 4]"),
+            std::string::npos)
+      << err;
 }
 
 TEST_F(InterpreterTest, UnsupportedOpIsAnError) {

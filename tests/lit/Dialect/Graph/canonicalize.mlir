@@ -59,6 +59,21 @@ graph.func @saturating_chain(%x: tensor<16xbf16>) -> tensor<16xf32> {
 
 // -----
 
+// i4 -> i8 is exact too: an i4 weight converted through i8 is converted
+// directly.
+
+// CHECK-LABEL: graph.func @i4_exact_chain(
+// CHECK-SAME:    %[[W:.*]]: tensor<4x8xi4>)
+// CHECK-NEXT:    %[[F:.*]] = graph.convert %[[W]] : tensor<4x8xi4> -> tensor<4x8xbf16>
+// CHECK-NEXT:    graph.return %[[F]]
+graph.func @i4_exact_chain(%w: tensor<4x8xi4>) -> tensor<4x8xbf16> {
+  %q = graph.convert %w : tensor<4x8xi4> -> tensor<4x8xi8>
+  %f = graph.convert %q : tensor<4x8xi8> -> tensor<4x8xbf16>
+  graph.return %f : tensor<4x8xbf16>
+}
+
+// -----
+
 // A convert to the type it already has is a no-op.
 
 // CHECK-LABEL: graph.func @same_type(

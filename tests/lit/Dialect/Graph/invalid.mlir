@@ -179,28 +179,28 @@ graph.func @return_type(%a: tensor<4xf32>, %b: tensor<4xbf16>) -> (tensor<4xf32>
 
 // -----
 
-// expected-error @+1 {{'graph.func' op input #1 must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'f32'}}
+// expected-error @+1 {{'graph.func' op input #1 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'f32'}}
 graph.func @scalar_input(%a: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
   graph.return %a : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'graph.func' op input #0 must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<?x4xf32>'}}
+// expected-error @+1 {{'graph.func' op input #0 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<?x4xf32>'}}
 graph.func @dynamic_input(%a: tensor<?x4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   graph.return %b : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'graph.func' op input #0 must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<f32>'}}
+// expected-error @+1 {{'graph.func' op input #0 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<f32>'}}
 graph.func @rank0_input(%a: tensor<f32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   graph.return %b : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'graph.func' op input #0 must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<4xf64>'}}
+// expected-error @+1 {{'graph.func' op input #0 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<4xf64>'}}
 graph.func @f64_input(%a: tensor<4xf64>, %b: tensor<4xf32>) -> tensor<4xf32> {
   graph.return %b : tensor<4xf32>
 }
@@ -233,7 +233,7 @@ graph.func @dynamic_result(%b: tensor<4xf32>) -> tensor<?xf32> {
 // -----
 
 graph.func @node_result_f64(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'graph.convert' op result #0 must be statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, but got 'tensor<4xf64>'}}
+  // expected-error @+1 {{'graph.convert' op result #0 must be statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, but got 'tensor<4xf64>'}}
   %y = graph.convert %a : tensor<4xf32> -> tensor<4xf64>
   graph.return %a : tensor<4xf32>
 }
@@ -243,7 +243,130 @@ graph.func @node_result_f64(%a: tensor<4xf32>) -> tensor<4xf32> {
 // Operand types are checked by the op definition before type inference.
 graph.func @node_operand_f64(%a: tensor<4xf32>) -> tensor<4xf32> {
   %x = builtin.unrealized_conversion_cast %a : tensor<4xf32> to tensor<4xf64>
-  // expected-error @+1 {{'graph.relu' op operand #0 must be statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, but got 'tensor<4xf64>'}}
+  // expected-error @+1 {{'graph.relu' op operand #0 must be statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, but got 'tensor<4xf64>'}}
   %r = graph.relu %x : tensor<4xf64> -> tensor<4xf32>
   graph.return %a : tensor<4xf32>
+}
+
+// -----
+
+// graph.repeat and i4 (a storage type: two elements a byte, only converted).
+graph.func @repeat_result_shape(%s: tensor<8x2xbf16>) -> tensor<8x128xbf16> {
+  // expected-error @+1 {{'graph.repeat' op result type 'tensor<8x128xbf16>' does not match the input repeated in groups of 32; expected 'tensor<8x64xbf16>'}}
+  %r = graph.repeat %s {group = 32 : i64} : tensor<8x2xbf16> -> tensor<8x128xbf16>
+  graph.return %r : tensor<8x128xbf16>
+}
+
+// -----
+
+// repeat keeps the element type.
+graph.func @repeat_result_dtype(%s: tensor<8x2xbf16>) -> tensor<8x128xf32> {
+  // expected-error @+1 {{'graph.repeat' op result type 'tensor<8x128xf32>' does not match the input repeated in groups of 64; expected 'tensor<8x128xbf16>'}}
+  %r = graph.repeat %s {group = 64 : i64} : tensor<8x2xbf16> -> tensor<8x128xf32>
+  graph.return %r : tensor<8x128xf32>
+}
+
+// -----
+
+graph.func @repeat_group_zero(%s: tensor<8x2xbf16>) -> tensor<8x2xbf16> {
+  // expected-error @+1 {{'graph.repeat' op attribute 'group' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
+  %r = graph.repeat %s {group = 0 : i64} : tensor<8x2xbf16> -> tensor<8x2xbf16>
+  graph.return %r : tensor<8x2xbf16>
+}
+
+// -----
+
+graph.func @repeat_too_large(%s: tensor<2x1048576xbf16>) -> tensor<2x1048576xbf16> {
+  // expected-error @+1 {{'graph.repeat' op result: tensor of shape [2, 1099511627776] is too large (more than 2^40 elements)}}
+  %r = graph.repeat %s {group = 1048576 : i64} : tensor<2x1048576xbf16> -> tensor<2x1099511627776xbf16>
+  graph.return %s : tensor<2x1048576xbf16>
+}
+
+// -----
+
+// i4 is a storage type: nothing produces it, not even a convert.
+graph.func @convert_to_i4(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{'graph.convert' op cannot produce i4; i4 is a storage type for weights (graph inputs, converted before use)}}
+  %q = graph.convert %x : tensor<8x64xbf16> -> tensor<8x64xi4>
+  graph.return %x : tensor<8x64xbf16>
+}
+
+// -----
+
+graph.func @convert_i4_to_i4(%w: tensor<8x64xi4>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{'graph.convert' op cannot produce i4; i4 is a storage type for weights (graph inputs, converted before use)}}
+  %q = graph.convert %w : tensor<8x64xi4> -> tensor<8x64xi4>
+  %f = graph.convert %q : tensor<8x64xi4> -> tensor<8x64xbf16>
+  graph.return %f : tensor<8x64xbf16>
+}
+
+// -----
+
+// Only convert reads i4: not transpose, repeat, the binary ops or linear.
+graph.func @transpose_i4(%w: tensor<8x64xi4>) -> tensor<8x64xi8> {
+  // expected-error @+1 {{'graph.transpose' op i4 operands must be converted first (i4 is a storage type); insert a convert}}
+  %t = graph.transpose %w : tensor<8x64xi4> -> tensor<64x8xi4>
+  %q = graph.convert %w : tensor<8x64xi4> -> tensor<8x64xi8>
+  graph.return %q : tensor<8x64xi8>
+}
+
+// -----
+
+graph.func @repeat_i4(%w: tensor<8x64xi4>) -> tensor<8x64xi8> {
+  // expected-error @+1 {{'graph.repeat' op i4 operands must be converted first (i4 is a storage type); insert a convert}}
+  %r = graph.repeat %w {group = 2 : i64} : tensor<8x64xi4> -> tensor<8x128xi4>
+  %q = graph.convert %w : tensor<8x64xi4> -> tensor<8x64xi8>
+  graph.return %q : tensor<8x64xi8>
+}
+
+// -----
+
+graph.func @add_i4(%w: tensor<8x64xi4>) -> tensor<8x64xi8> {
+  // expected-error @+1 {{'graph.add' op i4 operands must be converted first (i4 is a storage type); insert a convert}}
+  %a = graph.add %w, %w : tensor<8x64xi4>, tensor<8x64xi4> -> tensor<8x64xi4>
+  %q = graph.convert %w : tensor<8x64xi4> -> tensor<8x64xi8>
+  graph.return %q : tensor<8x64xi8>
+}
+
+// -----
+
+graph.func @linear_i4(%x: tensor<1x64xbf16>, %w: tensor<8x64xi4>) -> tensor<1x8xbf16> {
+  // expected-error @+1 {{'graph.linear' op i4 operands must be converted first (i4 is a storage type); insert a convert}}
+  %y = graph.linear %x, %w : tensor<1x64xbf16>, tensor<8x64xi4> -> tensor<1x8xbf16>
+  graph.return %y : tensor<1x8xbf16>
+}
+
+// -----
+
+// An i4 input cannot be returned either.
+// expected-error @+1 {{'graph.func' op result #0 is i4; graph results cannot be i4 (a storage type for weights, which are graph inputs)}}
+graph.func @i4_result(%w: tensor<8x64xi4>) -> tensor<8x64xi4> {
+  graph.return %w : tensor<8x64xi4>
+}
+
+// -----
+
+// Two elements a byte along the last dimension: it must be even.
+// expected-error @+1 {{'graph.func' op input #0: i4 tensors pack two elements a byte along the last dimension, which must be even; got [8, 63]}}
+graph.func @i4_odd_last_dim(%w: tensor<8x63xi4>) -> tensor<8x63xbf16> {
+  %f = graph.convert %w : tensor<8x63xi4> -> tensor<8x63xbf16>
+  graph.return %f : tensor<8x63xbf16>
+}
+
+// -----
+
+// expected-error @+1 {{'graph.func' op input #0: i4 tensors pack two elements a byte along the last dimension, which must be even; got [7]}}
+graph.func @i4_odd_rank1(%w: tensor<7xi4>) -> tensor<7xf32> {
+  %f = graph.convert %w : tensor<7xi4> -> tensor<7xf32>
+  graph.return %f : tensor<7xf32>
+}
+
+// -----
+
+// A node's result type is checked before its op's rules: an odd i4 result
+// gets the packing error, not convert's "cannot produce i4".
+graph.func @i4_odd_node_result(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{'graph.convert' op result: i4 tensors pack two elements a byte along the last dimension, which must be even; got [8, 63]}}
+  %q = graph.convert %x : tensor<8x64xbf16> -> tensor<8x63xi4>
+  graph.return %x : tensor<8x64xbf16>
 }

@@ -88,3 +88,46 @@ graph.func @unnamed(%0: tensor<64xf16>, %1: tensor<8x64xf16>) -> tensor<8xf16> {
 graph.func @identity(%in: tensor<3xi8>) -> tensor<3xi8> {
   graph.return %in : tensor<3xi8>
 }
+
+// int4 group-wise weights (gpt-fast's form): an i4 input converted, its
+// scales and zeros repeated over groups of 128 columns (graph.repeat, whose
+// group is an attribute), both dequantization steps, the linear.
+
+// CHECK-LABEL: graph.func @woq_int4(
+// CHECK-SAME:    %x: tensor<1x256xbf16>, %w: tensor<64x256xi4>, %scales: tensor<64x2xbf16>, %zeros: tensor<64x2xbf16>) -> tensor<1x64xbf16>
+// CHECK-NEXT:    %wf = graph.convert %w : tensor<64x256xi4> -> tensor<64x256xbf16>
+// CHECK-NEXT:    %s = graph.repeat %scales {group = 128 : i64} : tensor<64x2xbf16> -> tensor<64x256xbf16>
+// CHECK-NEXT:    %z = graph.repeat %zeros {group = 128 : i64} : tensor<64x2xbf16> -> tensor<64x256xbf16>
+// CHECK-NEXT:    %ws = graph.mul %wf, %s : tensor<64x256xbf16>, tensor<64x256xbf16> -> tensor<64x256xbf16>
+// CHECK-NEXT:    %wd = graph.add %ws, %z : tensor<64x256xbf16>, tensor<64x256xbf16> -> tensor<64x256xbf16>
+// CHECK-NEXT:    %y = graph.linear %x, %wd : tensor<1x256xbf16>, tensor<64x256xbf16> -> tensor<1x64xbf16>
+// CHECK-NEXT:    graph.return %y : tensor<1x64xbf16>
+graph.func @woq_int4(%x: tensor<1x256xbf16>, %w: tensor<64x256xi4>, %scales: tensor<64x2xbf16>,
+                     %zeros: tensor<64x2xbf16>) -> tensor<1x64xbf16> {
+  %wf = graph.convert %w : tensor<64x256xi4> -> tensor<64x256xbf16>
+  %s = graph.repeat %scales {group = 128 : i64} : tensor<64x2xbf16> -> tensor<64x256xbf16>
+  %z = graph.repeat %zeros {group = 128 : i64} : tensor<64x2xbf16> -> tensor<64x256xbf16>
+  %ws = graph.mul %wf, %s : tensor<64x256xbf16>, tensor<64x256xbf16> -> tensor<64x256xbf16>
+  %wd = graph.add %ws, %z : tensor<64x256xbf16>, tensor<64x256xbf16> -> tensor<64x256xbf16>
+  %y = graph.linear %x, %wd : tensor<1x256xbf16>, tensor<64x256xbf16> -> tensor<1x64xbf16>
+  graph.return %y : tensor<1x64xbf16>
+}
+
+// repeat of any rank and dtype, a group of 1 (the identity), and i4
+// converted to i8 and f32.
+
+// CHECK-LABEL: graph.func @repeat_and_i4(
+// CHECK-SAME:    %t: tensor<2x3x4xf32>, %v: tensor<5xi8>, %q: tensor<6xi4>)
+// CHECK-NEXT:    %r = graph.repeat %t {group = 3 : i64} : tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+// CHECK-NEXT:    %r1 = graph.repeat %v {group = 1 : i64} : tensor<5xi8> -> tensor<5xi8>
+// CHECK-NEXT:    %q8 = graph.convert %q : tensor<6xi4> -> tensor<6xi8>
+// CHECK-NEXT:    %qf = graph.convert %q : tensor<6xi4> -> tensor<6xf32>
+// CHECK-NEXT:    graph.return %r, %r1, %q8, %qf : tensor<2x3x12xf32>, tensor<5xi8>, tensor<6xi8>, tensor<6xf32>
+graph.func @repeat_and_i4(%t: tensor<2x3x4xf32>, %v: tensor<5xi8>, %q: tensor<6xi4>)
+    -> (tensor<2x3x12xf32>, tensor<5xi8>, tensor<6xi8>, tensor<6xf32>) {
+  %r = graph.repeat %t {group = 3 : i64} : tensor<2x3x4xf32> -> tensor<2x3x12xf32>
+  %r1 = graph.repeat %v {group = 1 : i64} : tensor<5xi8> -> tensor<5xi8>
+  %q8 = graph.convert %q : tensor<6xi4> -> tensor<6xi8>
+  %qf = graph.convert %q : tensor<6xi4> -> tensor<6xf32>
+  graph.return %r, %r1, %q8, %qf : tensor<2x3x12xf32>, tensor<5xi8>, tensor<6xi8>, tensor<6xf32>
+}

@@ -11,7 +11,7 @@
 // graph.func inputs are static; a cast makes a dynamic value.
 graph.func @dynamic_a(%s: tensor<1x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x8xf32> {
   %x = builtin.unrealized_conversion_cast %s : tensor<1x64xf32> to tensor<?x64xf32>
-  // expected-error @+1 {{'kernel.contract' op operand a must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<?x64xf32>'}}
+  // expected-error @+1 {{'kernel.contract' op operand a must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<?x64xf32>'}}
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"]}
       : tensor<?x64xf32>, tensor<8x64xf32> -> tensor<1x8xf32>
   body {
@@ -28,7 +28,7 @@ graph.func @dynamic_a(%s: tensor<1x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x8x
 // -----
 
 graph.func @f64_result(%x: tensor<1x64xf32>, %w: tensor<8x64xf32>) -> tensor<1x64xf32> {
-  // expected-error @+1 {{'kernel.contract' op result must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<1x8xf64>'}}
+  // expected-error @+1 {{'kernel.contract' op result must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<1x8xf64>'}}
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["y"]}
       : tensor<1x64xf32>, tensor<8x64xf32> -> tensor<1x8xf64>
   body {
@@ -260,9 +260,9 @@ graph.func @map_dim_size(%x: tensor<4x64xf32>, %w: tensor<8x64xf32>, %s: tensor<
 // -----
 
 graph.func @map_expr(%x: tensor<4x64xf32>, %w: tensor<8x64xf32>, %s: tensor<8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'kernel.contract' op epilogue input #0: map result #0 must be a dim or the constant 0}}
+  // expected-error @+1 {{'kernel.contract' op epilogue input #0: map result #0 must be a dim, a dim floordiv a constant, or the constant 0}}
   %0 = kernel.contract %x, %w epilogue(%s : tensor<8xf32>)
-      {epilogue_maps = [affine_map<(d0, d1) -> (d1 floordiv 2)>], nodes = ["y"]}
+      {epilogue_maps = [affine_map<(d0, d1) -> (d1 * 2)>], nodes = ["y"]}
       : tensor<4x64xf32>, tensor<8x64xf32> -> tensor<4x8xf32>
   body {
   ^bb0(%a: f32, %b: f32):
@@ -279,7 +279,7 @@ graph.func @map_expr(%x: tensor<4x64xf32>, %w: tensor<8x64xf32>, %s: tensor<8xf3
 // -----
 
 graph.func @map_constant(%x: tensor<4x64xf32>, %w: tensor<8x64xf32>, %s: tensor<1xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'kernel.contract' op epilogue input #0: map result #0 must be a dim or the constant 0}}
+  // expected-error @+1 {{'kernel.contract' op epilogue input #0: map result #0 must be a dim, a dim floordiv a constant, or the constant 0}}
   %0 = kernel.contract %x, %w epilogue(%s : tensor<1xf32>)
       {epilogue_maps = [affine_map<(d0, d1) -> (1)>], nodes = ["y"]}
       : tensor<4x64xf32>, tensor<8x64xf32> -> tensor<4x8xf32>
@@ -318,7 +318,7 @@ graph.func @broadcast_non_1(%x: tensor<4x64xf32>, %w: tensor<8x64xf32>, %s: tens
 
 graph.func @epilogue_input_f64(%x: tensor<1x64xf32>, %w: tensor<8x64xf32>, %s32: tensor<8xf32>) -> tensor<1x8xf32> {
   %s = builtin.unrealized_conversion_cast %s32 : tensor<8xf32> to tensor<8xf64>
-  // expected-error @+1 {{'kernel.contract' op epilogue input #0 must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<8xf64>'}}
+  // expected-error @+1 {{'kernel.contract' op epilogue input #0 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<8xf64>'}}
   %0 = kernel.contract %x, %w epilogue(%s : tensor<8xf64>)
       {epilogue_maps = [affine_map<(d0, d1) -> (d1)>], nodes = ["y"]}
       : tensor<1x64xf32>, tensor<8x64xf32> -> tensor<1x8xf32>
@@ -637,7 +637,7 @@ graph.func @epilogue_sqrt(%x: tensor<1x64xf32>, %w: tensor<8x64xf32>) -> tensor<
 // -----
 
 graph.func @ew_result(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kernel.elementwise' op result must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<?xf32>'}}
+  // expected-error @+1 {{'kernel.elementwise' op result must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<?xf32>'}}
   %0 = kernel.elementwise %x : tensor<4xf32> {indexing_maps = [affine_map<(d0) -> (d0)>], nodes = ["r"]} -> tensor<?xf32> {
   ^bb0(%v: f32):
     kernel.yield %v : f32
@@ -661,7 +661,7 @@ graph.func @ew_map_count(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> 
 
 graph.func @ew_input_type(%x: tensor<4xf32>, %y8: tensor<4xi8>) -> tensor<4xf32> {
   %y = builtin.unrealized_conversion_cast %y8 : tensor<4xi8> to tensor<4xi32>
-  // expected-error @+1 {{'kernel.elementwise' op input #1 must be a statically shaped tensor (rank >= 1) of i8, f16, bf16 or f32, got 'tensor<4xi32>'}}
+  // expected-error @+1 {{'kernel.elementwise' op input #1 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<4xi32>'}}
   %0 = kernel.elementwise %x, %y : tensor<4xf32>, tensor<4xi32> {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], nodes = ["r"]} -> tensor<4xf32> {
   ^bb0(%v: f32, %w: i32):
     kernel.yield %v : f32
@@ -695,7 +695,7 @@ graph.func @ew_transpose_size(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // -----
 
 graph.func @ew_bad_expr(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-error @+1 {{'kernel.elementwise' op input #0: map result #1 must be a dim or the constant 0}}
+  // expected-error @+1 {{'kernel.elementwise' op input #0: map result #1 must be a dim, a dim floordiv a constant, or the constant 0}}
   %0 = kernel.elementwise %x : tensor<4x8xf32> {indexing_maps = [affine_map<(d0, d1) -> (d0, d1 + 1)>], nodes = ["r"]} -> tensor<4x8xf32> {
   ^bb0(%v: f32):
     kernel.yield %v : f32

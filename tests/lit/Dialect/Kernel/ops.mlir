@@ -3,13 +3,17 @@
 
 // Round trip of kernel.contract, kernel.elementwise, kernel.yield and
 // #kernel.schedule. Result names come from the last entry of `nodes`; region
-// arguments are named %a/%b (body), %acc/%eN (epilogue) and %inN.
+// arguments are named %a/%b/%wN (body: operands, then b inputs), %acc/%eN
+// (epilogue) and %inN.
 
 // CHECK-DAG: #[[$ROW:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[$ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$T2:.*]] = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-DAG: #[[$BC3:.*]] = affine_map<(d0, d1, d2) -> (0, d2)>
 // CHECK-DAG: #[[$T3:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG: #[[$G32:.*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
+// CHECK-DAG: #[[$PERROW:.*]] = affine_map<(d0, d1) -> (d0, 0)>
+// CHECK-DAG: #[[$REP3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2 floordiv 4)>
 
 // The fused weight-only int8 linear: the i8 weight is converted in the body,
 // the per-channel scale is an epilogue input, a schedule is attached.
@@ -215,4 +219,113 @@ graph.func @elementwise_transpose3(%x: tensor<2x4x8xf16>) -> tensor<2x8x4xf16> {
     kernel.yield %v : f16
   }
   graph.return %0 : tensor<2x8x4xf16>
+}
+
+// An int4 weight dequantized group-wise in the body: b_inputs (scales and
+// zeros, one value per row and group of 32 k's: d1 floordiv 32) with their
+// b_maps, and the weight side an expression over %b and them, each step
+// rounded to bf16. A per-row b input (d0, 0) shares the op; a schedule is
+// attached.
+
+// CHECK-LABEL: graph.func @contract_b_inputs(
+// CHECK-SAME:    %[[X:.*]]: tensor<4x64xbf16>, %[[W:.*]]: tensor<8x64xi4>, %[[S:.*]]: tensor<8x2xbf16>, %[[Z:.*]]: tensor<8x2xbf16>, %[[R:.*]]: tensor<8x1xbf16>, %[[BIAS:.*]]: tensor<8xbf16>)
+// CHECK:         %y = kernel.contract %[[X]], %[[W]] b_inputs(%[[S]], %[[Z]], %[[R]] : tensor<8x2xbf16>, tensor<8x2xbf16>, tensor<8x1xbf16>) epilogue(%[[BIAS]] : tensor<8xbf16>)
+// CHECK-SAME:      b_maps = [#[[$G32]], #[[$G32]], #[[$PERROW]]]
+// CHECK-SAME:      epilogue_maps = [#[[$ROW]]]
+// CHECK-SAME:      nodes = ["wf", "s", "z", "ws", "wd", "wr", "y"]
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 4, splitk = 1>
+// CHECK-SAME:      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16> body {
+// CHECK-NEXT:    ^bb0(%a: bf16, %b: i4, %w0: bf16, %w1: bf16, %w2: bf16):
+// CHECK-NEXT:      %[[AF:.*]] = arith.extf %a : bf16 to f32
+// CHECK-NEXT:      %[[BH:.*]] = arith.sitofp %b : i4 to bf16
+// CHECK-NEXT:      %[[BF:.*]] = arith.extf %[[BH]] : bf16 to f32
+// CHECK-NEXT:      %[[SF:.*]] = arith.extf %w0 : bf16 to f32
+// CHECK-NEXT:      %[[M:.*]] = arith.mulf %[[BF]], %[[SF]] : f32
+// CHECK-NEXT:      %[[MH:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK-NEXT:      %[[MF:.*]] = arith.extf %[[MH]] : bf16 to f32
+// CHECK-NEXT:      %[[ZF:.*]] = arith.extf %w1 : bf16 to f32
+// CHECK-NEXT:      %[[D:.*]] = arith.addf %[[MF]], %[[ZF]] : f32
+// CHECK-NEXT:      %[[DH:.*]] = arith.truncf %[[D]] : f32 to bf16
+// CHECK-NEXT:      %[[RM:.*]] = arith.mulf %[[DH]], %w2 : bf16
+// CHECK-NEXT:      %[[RF:.*]] = arith.extf %[[RM]] : bf16 to f32
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[AF]], %[[RF]] : f32
+// CHECK-NEXT:      kernel.yield %[[P]] : f32
+// CHECK-NEXT:    } epilogue {
+// CHECK-NEXT:    ^bb0(%acc: f32, %e0: bf16):
+#g32 = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
+#perrow = affine_map<(d0, d1) -> (d0, 0)>
+graph.func @contract_b_inputs(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %scales: tensor<8x2xbf16>,
+                              %zeros: tensor<8x2xbf16>, %rs: tensor<8x1xbf16>,
+                              %bias: tensor<8xbf16>) -> tensor<4x8xbf16> {
+  %0 = kernel.contract %x, %w b_inputs(%scales, %zeros, %rs : tensor<8x2xbf16>, tensor<8x2xbf16>, tensor<8x1xbf16>)
+      epilogue(%bias : tensor<8xbf16>)
+      {b_maps = [#g32, #g32, #perrow], epilogue_maps = [#row],
+       nodes = ["wf", "s", "z", "ws", "wd", "wr", "y"],
+       schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 4, splitk = 1>}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %s: bf16, %z: bf16, %r: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %s : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %z : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.mulf %10, %r : bf16
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.mulf %1, %12 : f32
+    kernel.yield %13 : f32
+  } epilogue {
+  ^bb0(%acc: f32, %e: bf16):
+    %1 = arith.truncf %acc : f32 to bf16
+    %2 = arith.extf %1 : bf16 to f32
+    %3 = arith.extf %e : bf16 to f32
+    %4 = arith.addf %2, %3 : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    kernel.yield %5 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// An i4 weight converted in the body without b inputs (no b_maps), and a
+// graph.repeat as an elementwise kernel: its map divides the last dim
+// (d2 floordiv 4), each input element read by 4 consecutive outputs.
+
+// CHECK-LABEL: graph.func @contract_i4_and_repeat(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x64xf16>, %[[W:.*]]: tensor<8x64xi4>, %[[T:.*]]: tensor<2x3x4xf32>)
+// CHECK:         %y = kernel.contract %[[X]], %[[W]] {epilogue_maps = [], nodes = ["wf", "y"]} : tensor<1x64xf16>, tensor<8x64xi4> -> tensor<1x8xf16> body {
+// CHECK-NEXT:    ^bb0(%a: f16, %b: i4):
+// CHECK-NEXT:      %[[AF:.*]] = arith.extf %a : f16 to f32
+// CHECK-NEXT:      %[[BF:.*]] = arith.sitofp %b : i4 to f32
+// CHECK-NEXT:      arith.mulf %[[AF]], %[[BF]] : f32
+// CHECK:         %r = kernel.elementwise %[[T]] : tensor<2x3x4xf32> {indexing_maps = [#[[$REP3]]], nodes = ["r"]} -> tensor<2x3x16xf32> {
+// CHECK-NEXT:    ^bb0(%in0: f32):
+// CHECK-NEXT:      kernel.yield %in0 : f32
+// CHECK-NEXT:    }
+// CHECK:         graph.return %y, %r
+#rep3 = affine_map<(d0, d1, d2) -> (d0, d1, d2 floordiv 4)>
+graph.func @contract_i4_and_repeat(%x: tensor<1x64xf16>, %w: tensor<8x64xi4>, %t: tensor<2x3x4xf32>)
+    -> (tensor<1x8xf16>, tensor<2x3x16xf32>) {
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
+      : tensor<1x64xf16>, tensor<8x64xi4> -> tensor<1x8xf16>
+  body {
+  ^bb0(%a: f16, %b: i4):
+    %1 = arith.extf %a : f16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to f16
+    kernel.yield %1 : f16
+  }
+  %1 = kernel.elementwise %t : tensor<2x3x4xf32> {indexing_maps = [#rep3], nodes = ["r"]} -> tensor<2x3x16xf32> {
+  ^bb0(%v: f32):
+    kernel.yield %v : f32
+  }
+  graph.return %0, %1 : tensor<1x8xf16>, tensor<2x3x16xf32>
 }

@@ -1,0 +1,836 @@
+// RUN: %mtc-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier error of kernel.contract's b_inputs (the group-wise
+// scales and zeros of an int4 or int8 weight, dequantized in the body), of
+// floordiv indexing maps and of i4 results, then the schedules that int4
+// weights rule out (Schedule.cpp, checkSchedule). Every case starts from a
+// valid op and breaks one thing. The valid op: x [4, 64], an i4 weight
+// [8, 64] and its scales [8, 2], one per row and group of 32 k's.
+
+//===----------------------------------------------------------------------===//
+// kernel.contract: b_inputs and b_maps
+//===----------------------------------------------------------------------===//
+
+graph.func @b_maps_missing(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op has 1 b inputs but 0 b maps}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @b_maps_without_inputs(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op has 0 b inputs but 1 b maps}}
+  %0 = kernel.contract %x, %w
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// A [K, N] weight (matmul's layout) takes no b inputs.
+graph.func @b_transposed(%x: tensor<4x64xbf16>, %w: tensor<64x8xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b inputs need the weight stored [N, K] (not b_transposed)}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_transposed, b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<64x8xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @b_input_f64(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s32: tensor<8x2xf32>) -> tensor<4x8xbf16> {
+  %s = builtin.unrealized_conversion_cast %s32 : tensor<8x2xf32> to tensor<8x2xf64>
+  // expected-error @+1 {{'kernel.contract' op b input #0 must be a statically shaped tensor (rank >= 1) of i4, i8, f16, bf16 or f32, got 'tensor<8x2xf64>'}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xf64>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: f64):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.truncf %sc : f64 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// b maps are maps from the weight's (n, k).
+graph.func @b_map_dims(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #0: map affine_map<(d0, d1, d2) -> (d0, d2 floordiv 32)> must have 2 dims and no symbols}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1, d2) -> (d0, d2 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @b_map_row_size(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<4x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #0: input dim 0 has size 4 but is indexed by d0 of size 8}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<4x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// b inputs are read per row or per group of K, not per element.
+graph.func @b_map_per_element(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x64xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #0 is read per element of the weight (d1); b inputs are read per row (d0) or per group of K (d1 floordiv G)}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x64xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @b_map_groups_differ(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>, %z: tensor<8x4xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #1 is read in groups of 16 but an earlier b input in groups of 32; all b inputs share one group size}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<8x2xbf16>, tensor<8x4xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>, affine_map<(d0, d1) -> (d0, d1 floordiv 16)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.extf %zp : bf16 to f32
+    %6 = arith.addf %4, %5 : f32
+    %7 = arith.mulf %1, %6 : f32
+    kernel.yield %7 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// Groups of 16 over K = 64 make 4 groups, not 2.
+graph.func @b_map_group_size(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #0: input dim 1 has size 2 but is indexed by d1 floordiv 16 over 64; a group size of at least 2 must divide the iteration dim into exactly the input's size}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 16)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @b_map_group_negative(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #0: input dim 1 has size 2 but is indexed by d1 floordiv -32 over 64; a group size of at least 2 must divide the iteration dim into exactly the input's size}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv -32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @b_map_expr(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op b input #0: map result #1 must be a dim, a dim floordiv a constant, or the constant 0}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 mod 2)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// The body takes a, b, then one argument per b input.
+graph.func @body_arg_count(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body takes 2 arguments, expected 3}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @body_arg_type(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body argument #2 has type 'bf16', expected 'f32'}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xf32>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// The scale alone is not a weight.
+graph.func @weight_side_without_b(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body's weight side must read %b}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.extf %sc : bf16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// Only conversions, addf, subf and mulf form the weight side (the steps
+// the tensor-core kinds compute with one fma.rn on pairs).
+graph.func @weight_side_divf(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body must multiply %a, converted to f32 by a chain of arith conversions, and an expression of arith conversions, addf, subf and mulf over %b and the b inputs}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.divf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @weight_side_exp(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body must multiply %a, converted to f32 by a chain of arith conversions, and an expression of arith conversions, addf, subf and mulf over %b and the b inputs}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = math.exp %4 : f32
+    %6 = arith.mulf %1, %5 : f32
+    kernel.yield %6 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// The weight side may not read the activations.
+graph.func @weight_side_reads_a(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body must multiply %a, converted to f32 by a chain of arith conversions, and an expression of arith conversions, addf, subf and mulf over %b and the b inputs}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %a : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @weight_side_constant(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body must multiply %a, converted to f32 by a chain of arith conversions, and an expression of arith conversions, addf, subf and mulf over %b and the b inputs}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %c = arith.constant 2.0 : f32
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %4, %c : f32
+    %6 = arith.mulf %1, %5 : f32
+    kernel.yield %6 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// The activations' side stays a chain of conversions.
+graph.func @activation_side_scaled(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body must multiply %a, converted to f32 by a chain of arith conversions, and an expression of arith conversions, addf, subf and mulf over %b and the b inputs}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %1, %3 : f32
+    %5 = arith.mulf %4, %2 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+// -----
+
+graph.func @body_extra_op(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op body may only hold the activations' conversion chain, the weight's expression, the product and the yield}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %unused = arith.addf %2, %3 : f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x8xbf16>
+}
+
+//===----------------------------------------------------------------------===//
+// floordiv maps and i4 results
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// An epilogue input may be read per group of outputs too (a repeated
+// per-channel input), but the sizes must match.
+graph.func @epilogue_floordiv_size(%x: tensor<4x64xf32>, %w: tensor<8x64xf32>, %s: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kernel.contract' op epilogue input #0: input dim 0 has size 4 but is indexed by d1 floordiv 4 over 8; a group size of at least 2 must divide the iteration dim into exactly the input's size}}
+  %0 = kernel.contract %x, %w epilogue(%s : tensor<4xf32>)
+      {epilogue_maps = [affine_map<(d0, d1) -> (d1 floordiv 4)>], nodes = ["y"]}
+      : tensor<4x64xf32>, tensor<8x64xf32> -> tensor<4x8xf32>
+  body {
+  ^bb0(%a: f32, %b: f32):
+    %1 = arith.mulf %a, %b : f32
+    kernel.yield %1 : f32
+  } epilogue {
+  ^bb0(%acc: f32, %e: f32):
+    %1 = arith.mulf %acc, %e : f32
+    kernel.yield %1 : f32
+  }
+  graph.return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// graph.repeat's kernel: groups of 16 over 64 outputs read 4 elements, not 2.
+graph.func @ew_floordiv_size(%s: tensor<8x2xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{'kernel.elementwise' op input #0: input dim 1 has size 2 but is indexed by d1 floordiv 16 over 64; a group size of at least 2 must divide the iteration dim into exactly the input's size}}
+  %0 = kernel.elementwise %s : tensor<8x2xbf16> {indexing_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 16)>], nodes = ["r"]} -> tensor<8x64xbf16> {
+  ^bb0(%v: bf16):
+    kernel.yield %v : bf16
+  }
+  graph.return %0 : tensor<8x64xbf16>
+}
+
+// -----
+
+// No kernel writes i4 (a storage type for weights).
+graph.func @contract_result_i4(%x: tensor<4x64xbf16>, %w: tensor<8x64xi4>, %s: tensor<8x2xbf16>) -> tensor<4x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op result cannot be i4 (a storage type for weights, which kernels only read)}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<8x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 32)>], epilogue_maps = [], nodes = ["y"]}
+      : tensor<4x64xbf16>, tensor<8x64xi4> -> tensor<4x8xi4>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.fptosi %acc : f32 to i4
+    kernel.yield %1 : i4
+  }
+  graph.return %x : tensor<4x64xbf16>
+}
+
+// -----
+
+graph.func @ew_result_i4(%x: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kernel.elementwise' op result cannot be i4 (a storage type for weights, which kernels only read)}}
+  %0 = kernel.elementwise %x : tensor<4x8xbf16> {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], nodes = ["q"]} -> tensor<4x8xi4> {
+  ^bb0(%v: bf16):
+    %1 = arith.fptosi %v : bf16 to i4
+    kernel.yield %1 : i4
+  }
+  graph.return %x : tensor<4x8xbf16>
+}
+
+//===----------------------------------------------------------------------===//
+// Schedules for int4 weights
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// The bodies below are gpt-fast's dequantization w * s + z, each step
+// rounded, which the tensor-core kinds compute on pairs. Those kinds take
+// groups of a multiple of 16 k's.
+#g8 = affine_map<(d0, d1) -> (d0, d1 floordiv 8)>
+graph.func @mma_group_8(%x: tensor<4x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x32xbf16>, %z: tensor<64x32xbf16>) -> tensor<4x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: tensor-core (mma) schedules need a group size that is a multiple of 16, got 8}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x32xbf16>, tensor<64x32xbf16>)
+      {b_maps = [#g8, #g8], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 8, splitk = 1>}
+      : tensor<4x256xbf16>, tensor<64x256xi4> -> tensor<4x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x64xbf16>
+}
+
+// -----
+
+#g48 = affine_map<(d0, d1) -> (d0, d1 floordiv 48)>
+graph.func @mma_vec_and_group(%x: tensor<4x384xbf16>, %w: tensor<64x384xi4>, %s: tensor<64x8xbf16>, %z: tensor<64x8xbf16>) -> tensor<4x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: mma vec 32 consecutive k's per lane and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x8xbf16>, tensor<64x8xbf16>)
+      {b_maps = [#g48, #g48], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 8, splitk = 1>}
+      : tensor<4x384xbf16>, tensor<64x384xi4> -> tensor<4x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x64xbf16>
+}
+
+// -----
+
+#g128 = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
+graph.func @tiled_vec_16(%x: tensor<32x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x2xbf16>, %z: tensor<64x2xbf16>) -> tensor<32x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule tiled w4 r1 kw1 v16 u1 mt32 sk1 st4 is illegal: tiled schedules take vec = 32 or 64 for int4 weights (a lane's k's of a tile fill whole 16-byte pieces of shared memory)}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x2xbf16>, tensor<64x2xbf16>)
+      {b_maps = [#g128, #g128], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 32, splitk = 1, stages = 4>}
+      : tensor<32x256xbf16>, tensor<64x256xi4> -> tensor<32x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<32x64xbf16>
+}
+
+// -----
+
+#g48 = affine_map<(d0, d1) -> (d0, d1 floordiv 48)>
+graph.func @tiled_vec_and_group(%x: tensor<32x384xbf16>, %w: tensor<64x384xi4>, %s: tensor<64x8xbf16>, %z: tensor<64x8xbf16>) -> tensor<32x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule tiled w4 r1 kw1 v32 u1 mt32 sk1 st4 is illegal: tiled vec 32 consecutive k's per lane and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x8xbf16>, tensor<64x8xbf16>)
+      {b_maps = [#g48, #g48], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 32, splitk = 1, stages = 4>}
+      : tensor<32x384xbf16>, tensor<64x384xi4> -> tensor<32x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<32x64xbf16>
+}
+
+// -----
+
+// simt's vec is in bytes: v16 loads 32 i4 elements.
+#g48 = affine_map<(d0, d1) -> (d0, d1 floordiv 48)>
+graph.func @simt_vec_and_group(%x: tensor<1x4800xbf16>, %w: tensor<64x4800xi4>, %s: tensor<64x100xbf16>, %z: tensor<64x100xbf16>) -> tensor<1x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule simt w4 r1 kw1 v16 u1 mt1 sk1 is illegal: simt vec 32 consecutive k's per lane and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x100xbf16>, tensor<64x100xbf16>)
+      {b_maps = [#g48, #g48], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1, splitk = 1>}
+      : tensor<1x4800xbf16>, tensor<64x4800xi4> -> tensor<1x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<1x64xbf16>
+}
+
+// -----
+
+#g32 = affine_map<(d0, d1) -> (d0, d1 floordiv 32)>
+graph.func @simt_vec_32(%x: tensor<1x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x8xbf16>, %z: tensor<64x8xbf16>) -> tensor<1x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule simt w4 r1 kw1 v32 u1 mt1 sk1 is illegal: vec must be a power of two in [1, 16] bytes for i4 weights}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x8xbf16>, tensor<64x8xbf16>)
+      {b_maps = [#g32, #g32], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 1, splitk = 1>}
+      : tensor<1x256xbf16>, tensor<64x256xi4> -> tensor<1x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<1x64xbf16>
+}
+
+// -----
+
+// A row of K = 4112 i4 elements is 2056 bytes, not a multiple of 16.
+#g16 = affine_map<(d0, d1) -> (d0, d1 floordiv 16)>
+graph.func @wgmma_k_32(%x: tensor<64x4112xbf16>, %w: tensor<64x4112xi4>, %s: tensor<64x257xbf16>, %z: tensor<64x257xbf16>) -> tensor<64x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule wgmma w8 r1 kw1 v16 u1 mt64 sk1 st4 is illegal: wgmma schedules need K to be a multiple of 32 for int4 weights (the rows of the weight are copied by TMA, whose strides are multiples of 16 bytes)}}
+  %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x257xbf16>, tensor<64x257xbf16>)
+      {b_maps = [#g16, #g16], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = wgmma, warps = 8, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 64, splitk = 1, stages = 4>}
+      : tensor<64x4112xbf16>, tensor<64x4112xi4> -> tensor<64x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16, %zp: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %sc : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.extf %zp : bf16 to f32
+    %9 = arith.addf %7, %8 : f32
+    %10 = arith.truncf %9 : f32 to bf16
+    %11 = arith.extf %10 : bf16 to f32
+    %12 = arith.mulf %1, %11 : f32
+    kernel.yield %12 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<64x64xbf16>
+}
+
+// -----
+
+// An i4 weight stored [K, N] (without b inputs, which need [N, K]).
+graph.func @i4_transposed(%x: tensor<1x64xbf16>, %w: tensor<64x8xi4>) -> tensor<1x8xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule simt w4 r1 kw1 v4 u1 mt1 sk1 is illegal: int4 weights must be stored [N, K] (the layout of linear)}}
+  %0 = kernel.contract %x, %w
+      {b_transposed, epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 1, mtile = 1, splitk = 1>}
+      : tensor<1x64xbf16>, tensor<64x8xi4> -> tensor<1x8xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<1x8xbf16>
+}
+
+// -----
+
+// The weight side on pairs must round every step to the activations' type:
+// an unrounded f32 product is for the simt kind only.
+graph.func @mma_unrounded_dequant(%x: tensor<4x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x2xbf16>) -> tensor<4x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: tensor-core (mma) schedules need an int8 or int4 weight converted to the activations' type (a dequantization rounding each step to that type, with scales and zeros of that type), or a weight of that type}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<64x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 128)>], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 8, splitk = 1>}
+      : tensor<4x256xbf16>, tensor<64x256xi4> -> tensor<4x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x64xbf16>
+}
