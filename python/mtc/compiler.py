@@ -28,21 +28,25 @@ class CompileError(MtcError):
     """mtc could not compile a graph; the message holds what mtc printed."""
 
 
-def linear_graph(name: str, n: int, k: int, dtype: str = "bf16",
-                 bias: bool = False, symbol: str = "M") -> str:
-    """The graph text of gpt-fast's weight-only int8 linear layer,
-    ``out = F.linear(x, w.to(dtype)) * scales`` (``+ bias``), for ``x`` of
-    ``symbol`` rows. Each node rounds to ``dtype``, as PyTorch eager does."""
+def _check_graph_args(name, symbol, dtype, **sizes):
     if not _NAME.match(name):
         raise ValueError(f"name: '{name}' is not a graph name "
                          "(letters, digits and _, not starting with a digit)")
     if not _NAME.match(symbol):
         raise ValueError(f"symbol: '{symbol}' is not a dimension name")
-    for arg, v in (("n", n), ("k", k)):
+    for arg, v in sizes.items():
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
             raise ValueError(f"{arg}: expected a positive int, got {v!r}")
     if dtype not in DTYPES:
         raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
+
+
+def linear_graph(name: str, n: int, k: int, dtype: str = "bf16",
+                 bias: bool = False, symbol: str = "M") -> str:
+    """The graph text of gpt-fast's weight-only int8 linear layer,
+    ``out = F.linear(x, w.to(dtype)) * scales`` (``+ bias``), for ``x`` of
+    ``symbol`` rows. Each node rounds to ``dtype``, as PyTorch eager does."""
+    _check_graph_args(name, symbol, dtype, n=n, k=k)
     params = (f"x: {dtype}[{symbol}, {k}], w: i8[{n}, {k}], "
               f"scales: {dtype}[{n}]")
     lines = [f"  wf  = convert(w, {dtype})",
@@ -53,6 +57,41 @@ def linear_graph(name: str, n: int, k: int, dtype: str = "bf16",
         lines.append("  res = add(out, bias)")
     ret = "res" if bias else "out"
     return (f"# weight-only int8 linear {n}x{k} ({dtype}{', bias' if bias else ''})\n"
+            f"graph {name}({params}) -> {dtype}[{symbol}, {n}] {{\n" +
+            "\n".join(lines) + f"\n  return {ret}\n}}\n")
+
+
+def int4_linear_graph(name: str, n: int, k: int, group: int,
+                      dtype: str = "bf16", bias: bool = False,
+                      symbol: str = "M") -> str:
+    """The graph text of a weight-only int4 linear layer with group-wise
+    scales and zeros (gpt-fast's ``WeightOnlyInt4Linear`` once repacked):
+    ``y = F.linear(x, w.to(dtype) * scales + zeros)`` (``+ bias``), scales
+    and zeros ``[N, K / group]`` repeated over each group of ``group``
+    columns. ``w`` is ``i4[N, K]``: signed nibbles, two to a byte along K
+    (element 2j in the low nibble of byte j), so K must be even. Each node
+    rounds to ``dtype``, as PyTorch eager does."""
+    _check_graph_args(name, symbol, dtype, n=n, k=k, group=group)
+    if k % 2:
+        raise ValueError(f"k: expected an even K (i4 packs two to a byte), "
+                         f"got {k}")
+    if k % group:
+        raise ValueError(f"group: must divide k ({k}), got {group}")
+    groups = k // group
+    params = (f"x: {dtype}[{symbol}, {k}], w: i4[{n}, {k}], "
+              f"scales: {dtype}[{n}, {groups}], zeros: {dtype}[{n}, {groups}]")
+    lines = [f"  wf = convert(w, {dtype})",
+             f"  s  = repeat(scales, {group})",
+             f"  z  = repeat(zeros, {group})",
+             "  ws = mul(wf, s)",
+             "  wd = add(ws, z)",
+             "  y  = linear(x, wd)"]
+    if bias:
+        params += f", bias: {dtype}[{n}]"
+        lines.append("  out = add(y, bias)")
+    ret = "out" if bias else "y"
+    return (f"# weight-only int4 linear {n}x{k}, groups of {group} "
+            f"({dtype}{', bias' if bias else ''})\n"
             f"graph {name}({params}) -> {dtype}[{symbol}, {n}] {{\n" +
             "\n".join(lines) + f"\n  return {ret}\n}}\n")
 

@@ -46,7 +46,7 @@ class _TensorInfo(ctypes.Structure):
 class TensorInfo:
     """An input or output as one bucket lays it out (row-major, dense)."""
     name: str
-    dtype: str  # "i8", "f16", "bf16", "f32"
+    dtype: str  # "i4" (two a byte), "i8", "f16", "bf16", "f32"
     shape: Tuple[int, ...]
     bytes: int
     symbolic_dim: Optional[int]  # the dimension that carries the symbol

@@ -1,6 +1,7 @@
 """mtc.compiler: graph text, compiling through the mtc binary, the artifact
 cache, and argument errors. Needs the mtc binary, not a GPU."""
 import json
+import re
 import subprocess
 
 import pytest
@@ -33,6 +34,66 @@ def test_linear_graph_errors(kwargs, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(")
                        .replace(")", r"\)")):
         mtc.linear_graph(**args)
+
+
+def test_int4_linear_graph_text():
+    assert mtc.int4_linear_graph("woq4", 8192, 4096, 128) == (
+        "# weight-only int4 linear 8192x4096, groups of 128 (bf16)\n"
+        "graph woq4(x: bf16[M, 4096], w: i4[8192, 4096], "
+        "scales: bf16[8192, 32], zeros: bf16[8192, 32]) -> bf16[M, 8192] {\n"
+        "  wf = convert(w, bf16)\n"
+        "  s  = repeat(scales, 128)\n"
+        "  z  = repeat(zeros, 128)\n"
+        "  ws = mul(wf, s)\n"
+        "  wd = add(ws, z)\n"
+        "  y  = linear(x, wd)\n"
+        "  return y\n"
+        "}\n")
+    assert mtc.int4_linear_graph("b", 16, 64, 32, "f16", bias=True,
+                                 symbol="R") == (
+        "# weight-only int4 linear 16x64, groups of 32 (f16, bias)\n"
+        "graph b(x: f16[R, 64], w: i4[16, 64], scales: f16[16, 2], "
+        "zeros: f16[16, 2], bias: f16[16]) -> f16[R, 16] {\n"
+        "  wf = convert(w, f16)\n"
+        "  s  = repeat(scales, 32)\n"
+        "  z  = repeat(zeros, 32)\n"
+        "  ws = mul(wf, s)\n"
+        "  wd = add(ws, z)\n"
+        "  y  = linear(x, wd)\n"
+        "  out = add(y, bias)\n"
+        "  return out\n"
+        "}\n")
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(name="a-b"), "name: 'a-b' is not a graph name"),
+    (dict(n=-1), "n: expected a positive int, got -1"),
+    (dict(group=0), "group: expected a positive int, got 0"),
+    (dict(group=True), "group: expected a positive int, got True"),
+    (dict(k=63, group=3), "k: expected an even K (i4 packs two to a byte), "
+                          "got 63"),
+    (dict(group=48), "group: must divide k (64), got 48"),
+    (dict(dtype="i8"), "dtype: expected one of ('bf16', 'f16'), got 'i8'"),
+    (dict(symbol="1"), "symbol: '1' is not a dimension name"),
+])
+def test_int4_linear_graph_errors(kwargs, message):
+    args = dict(name="g", n=8, k=64, group=32)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        mtc.int4_linear_graph(**args)
+
+
+def test_int4_graph_compiles(cache_dir):
+    """The graph mtc.torch compiles for an int4 layer (an i4 weight, repeat,
+    mul, add and linear) is one mtc accepts, with and without bias."""
+    graphs = {"w4": mtc.int4_linear_graph("w4", 64, 256, 32),
+              "w4b": mtc.int4_linear_graph("w4b", 48, 256, 128, "f16",
+                                           bias=True)}
+    paths = mtc.compile_graphs(graphs, [1, 2, 4])
+    for name, path in paths.items():
+        d = json.loads(path.read_text())
+        assert d["graph"] == name
+        assert [b["value"] for b in d["buckets"]] == [1, 2, 4]
 
 
 def test_compile_and_cache(cache_dir, monkeypatch):
