@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""mtc side by side with PyTorch on the weight-only int8 linear suite.
+"""mtc side by side with PyTorch on the weight-only int8 (or int4) linear suite.
 
     y = (x @ convert(W_int8, bf16)^T) * scales,  x bf16 [M, K], W int8 [N, K]
 
@@ -12,19 +12,45 @@ Systems, all timed the same way in the same run:
   inductor_cd   torch.compile with coordinate_descent_tuning
   max_autotune  torch.compile(mode="max-autotune-no-cudagraphs")
 
+With `--weights int4 --group G`, gpt-fast's int4 layer (group-wise scales
+and zeros over groups of G columns, q unsigned in 0..15):
+
+    y = x @ ((q - 8) * repeat(scales, G) + repeat(zeros, G))^T
+
+  mtc           the graph `woq4_m<M>_<N>x<K>_g<G>` (w: i4 = q - 8, see
+                graph_text), timed by `mtc bench`, checked by `mtc run
+                --check`
+  tinygemm      torch.ops.aten._weight_int4pack_mm (gpt-fast's int4 path):
+                q packed by _convert_weight_to_int4pack (inner_k_tiles 8;
+                PyTorch >= 2.5 takes uint8 [N, K/2], even k in the high
+                nibble), scales_and_zeros bf16 [K/G, N, 2]
+  cublas_bf16   F.linear(x, W) with the dequantised weights in bf16 (the
+                dense bar)
+The report then gives the int4 read floor (N*K/2 + 2*N*K/G*2 bytes of
+weights, scales and zeros, plus x and the output, over 4.64 TB/s), each
+system's share of it, and the issue's targets (M = 1 at >= 85% of the read
+ceiling for >= 32 MiB of weights; faster than tinygemm at every M; M = 2
+to 16 within 1.2x of M = 1).
+
 Timing (ANCHORS.md's method): a CUDA graph of `calls` calls cycling through
 enough input copies that together they exceed 4x L2, replayed `replays`
 times; the median per-call time. mtc bench does the same with its own
 CUDA-graph harness. Every PyTorch output is checked against an fp64
-reference (max |out - ref| / max |ref| <= 1e-2), and mtc's with
-`mtc run --check` (fp64 CPU reference). Results are written incrementally
+reference (max |out - ref| / max |ref| <= 1e-2), its output allocated on
+memory filled with NaN just before (`poisoned` in the rows says whether it
+landed there: functions that allocate temporaries first may not), and
+mtc's with `mtc run --check` (fp64 CPU reference, outputs poisoned). Fresh
+random inputs per M and shape. Results are written incrementally
 to OUT/results.jsonl, then OUT/results.json, OUT/results.md and OUT/plot.png.
 
     python3 bench/compare.py --mtc build/bin/mtc --out bench/results/DATE
+    python3 bench/compare.py --mtc build/bin/mtc --out OUT --weights int4 \
+        --group 128 --ms 1,2,4,8,16,32,64,128,256 --tune-spec "" --arch sm_90a
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,12 +60,38 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHAPES = [(8192, 8192), (4096, 4096), (6144, 4096), (14336, 4096),
           (28672, 4096), (4096, 14336), (128256, 4096)]
 sys.path.insert(0, HERE)
-from compare_report import SYSTEMS, log, report  # noqa: E402
-from graph_timing import time_rotated  # noqa: E402
+from compare_int4 import (INNER_K_TILES, INT4_GROUPS,  # noqa: E402
+                          bench_torch_int4, weights_fields)
+from compare_report import INT4_SYSTEMS, SYSTEMS, log, report  # noqa: E402
+from graph_timing import poisoned_call, time_rotated  # noqa: E402
 
 
-def graph_text(m, n, k):
-    return (f"graph woq_m{m}_{n}x{k}(x: bf16[{m}, {k}], w: i8[{n}, {k}], "
+def graph_name(m, n, k, weights="int8", group=128):
+    if weights == "int4":
+        return f"woq4_m{m}_{n}x{k}_g{group}"
+    return f"woq_m{m}_{n}x{k}"
+
+
+def shape_of(name):
+    """(N, K) of a graph named by graph_name."""
+    found = re.search(r"_(\d+)x(\d+)(?:_g\d+)?$", name)
+    if not found:
+        raise ValueError(f"not a suite graph name: {name}")
+    return int(found.group(1)), int(found.group(2))
+
+
+def graph_text(m, n, k, weights="int8", group=128):
+    name = graph_name(m, n, k, weights, group)
+    if weights == "int4":
+        # gpt-fast's WeightOnlyInt4Linear: (q - 8) * scale + zero per group
+        # of `group` columns, with w = q - 8 as mtc's signed i4.
+        return (f"graph {name}(x: bf16[{m}, {k}], w: i4[{n}, {k}], "
+                f"scales: bf16[{n}, {k // group}], zeros: bf16[{n}, "
+                f"{k // group}]) -> bf16[{m}, {n}] {{\n"
+                f"  wf = convert(w, bf16)\n  s  = repeat(scales, {group})\n"
+                f"  z  = repeat(zeros, {group})\n  ws = mul(wf, s)\n"
+                f"  wd = add(ws, z)\n  y  = linear(x, wd)\n  return y\n}}\n")
+    return (f"graph {name}(x: bf16[{m}, {k}], w: i8[{n}, {k}], "
             f"scales: bf16[{n}]) -> bf16[{m}, {n}] {{\n  wf = convert(w, bf16)\n"
             f"  y = linear(x, wf)\n  out = mul(y, scales)\n  return out\n}}\n")
 
@@ -124,12 +176,15 @@ def bench_mtc(args, rec, ms, shapes, deadline):
         if time.time() > deadline:
             log(f"mtc: out of time budget before M={m}")
             break
-        path = os.path.join(work, f"woq_m{m}.graph")
+        prefix = "woq4" if args.weights == "int4" else "woq"
+        path = os.path.join(work, f"{prefix}_m{m}.graph")
         with open(path, "w") as f:
-            f.write("\n".join(graph_text(m, n, k) for n, k in shapes))
+            f.write("\n".join(graph_text(m, n, k, args.weights, args.group)
+                              for n, k in shapes))
         fixed = schedule_flags(args, m)
         tuned = set() if fixed else tuned_shapes(args, m, shapes)
-        names = {(n, k): f"woq_m{m}_{n}x{k}" for n, k in shapes}
+        names = {(n, k): graph_name(m, n, k, args.weights, args.group)
+                 for n, k in shapes}
         groups = [(["--tune"], [names[s] for s in shapes if s in tuned]),
                   (fixed, [names[s] for s in shapes if s not in tuned])]
         tune_info = {}
@@ -173,18 +228,24 @@ def bench_mtc(args, rec, ms, shapes, deadline):
             rec.meta["driver"] = data["driver"]
             for g in data["graphs"]:
                 name = g["graph"]
-                n, k = map(int, name.split("_")[-1].split("x"))
+                n, k = shape_of(name)
                 kern = g["kernels"][0]
+                # One kernel is the fused layer; more (a graph that did not
+                # fuse) count as the whole graph's time.
+                us = (kern["median_us"] if len(g["kernels"]) == 1
+                      else g.get("graph_median_us", kern["median_us"]))
                 err, ok = checked.get(name, (float("nan"), False))
                 ti = tune_info.get(name, {})
-                rec.add(system="mtc", m=m, n=n, k=k, us=kern["median_us"],
+                rec.add(system="mtc", m=m, n=n, k=k, us=us,
                         err=err, ok=ok, schedule=kern["schedule"],
                         tuned="--tune" in flags,
                         compile_s=ti.get("tune_seconds"),
                         heuristic_us=ti.get("heuristic_us"),
-                        registers=kern.get("registers"))
-                log(f"  mtc M={m} {n}x{k}: {kern['median_us']:.2f} us "
+                        registers=kern.get("registers"),
+                        kernels=len(g["kernels"]), **weights_fields(args))
+                log(f"  mtc M={m} {n}x{k}: {us:.2f} us "
                     f"[{kern['schedule']}]{' tuned' if '--tune' in flags else ''} "
+                    f"{'' if len(g['kernels']) == 1 else str(len(g['kernels'])) + ' kernels '}"
                     f"err {err:.2e} {'ok' if ok else 'FAIL'}")
 
 
@@ -192,15 +253,12 @@ def bench_mtc(args, rec, ms, shapes, deadline):
 # PyTorch
 # ---------------------------------------------------------------------------
 
-def bench_torch(args, rec, ms, shapes, deadline):
+def setup_torch(args, rec):
     # Every mode compiles from scratch: with Inductor's caches on, the
     # coordinate-descent compile can reuse the default compile's graph (seen
     # on 2026-11-29: "Inductor + CD" then ran the unfused default kernels).
     os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
     import torch
-    import torch.nn.functional as F
-
-    dev = torch.device("cuda")
     rec.meta["torch"] = torch.__version__
     try:
         import triton
@@ -208,13 +266,47 @@ def bench_torch(args, rec, ms, shapes, deadline):
     except Exception:
         pass
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = True
+    return torch
+
+
+def measure(torch, args, rec, system, fn, inputs, per_copy_bytes, compile_s,
+            key, ref):
+    """Check fn(*inputs) (its output poisoned first) against the fp64 `ref`,
+    time it, and record a row for key = (m, n, k)."""
+    m, n, k = key
+    refmax = ref.abs().max().item()
+    try:
+        out, poisoned = poisoned_call(torch, fn, inputs, (m, n),
+                                      torch.bfloat16)
+        if not torch.isfinite(out).all():
+            err = float("inf")
+        else:
+            err = ((out.double() - ref).abs().max().item() /
+                   max(refmax, 1e-30))
+        del out
+        us = time_rotated(torch, fn, inputs, per_copy_bytes, args.calls,
+                          args.replays)
+    except Exception as e:
+        log(f"  {system} M={m} {n}x{k}: failed: {e}")
+        rec.add(system=system, m=m, n=n, k=k, us=None, err=None,
+                ok=False, error=str(e)[:500], **weights_fields(args))
+        return
+    rec.add(system=system, m=m, n=n, k=k, us=us, err=err,
+            ok=err <= 1e-2, compile_s=compile_s, poisoned=poisoned,
+            **weights_fields(args))
+    log(f"  {system:<12} M={m:<3} {n}x{k}: {us:8.2f} us  err "
+        f"{err:.2e}" + ("" if poisoned else " (output not poisoned)") +
+        (f"  compile {compile_s:.1f} s" if compile_s else ""))
+
+
+def bench_torch(args, rec, ms, shapes, deadline):
+    torch = setup_torch(args, rec)
+    import torch.nn.functional as F
+
+    dev = torch.device("cuda")
 
     def woq(x, w, s):
         return F.linear(x, w.to(x.dtype)) * s
-
-    def timed(fn, inputs, per_copy_bytes):
-        return time_rotated(torch, fn, inputs, per_copy_bytes, args.calls,
-                            args.replays)
 
     for m in ms:
         for n, k in shapes:
@@ -229,37 +321,16 @@ def bench_torch(args, rec, ms, shapes, deadline):
             s = (torch.rand(n, device=dev, generator=gen) + 0.5).to(
                 torch.bfloat16) / 64
             ref = (x.double() @ w.double().T) * s.double()
-            refmax = ref.abs().max().item()
-
-            def check(out):
-                if not torch.isfinite(out).all():
-                    return float("inf")
-                return ((out.double() - ref).abs().max().item() /
-                        max(refmax, 1e-30))
-
-            def measure(system, fn, inputs, wbytes, compile_s):
-                try:
-                    out = fn(*inputs)
-                    torch.cuda.synchronize()
-                    err = check(out)
-                    us = timed(fn, inputs, wbytes + m * k * 2 + n * 2)
-                except Exception as e:
-                    log(f"  {system} M={m} {n}x{k}: failed: {e}")
-                    rec.add(system=system, m=m, n=n, k=k, us=None, err=None,
-                            ok=False, error=str(e)[:500])
-                    return
-                rec.add(system=system, m=m, n=n, k=k, us=us, err=err,
-                        ok=err <= 1e-2, compile_s=compile_s)
-                log(f"  {system:<12} M={m:<3} {n}x{k}: {us:8.2f} us  err "
-                    f"{err:.2e}" + (f"  compile {compile_s:.1f} s"
-                                    if compile_s else ""))
+            key = (m, n, k)
 
             if "eager" in args.systems:
-                measure("eager", woq, (x, w, s), n * k, 0.0)
+                measure(torch, args, rec, "eager", woq, (x, w, s),
+                        n * k + m * k * 2 + n * 2, 0.0, key, ref)
             if "cublas_bf16" in args.systems:
                 wb = w.to(torch.bfloat16)
-                measure("cublas_bf16", lambda x, wb, s: F.linear(x, wb) * s,
-                        (x, wb, s), 2 * n * k, 0.0)
+                measure(torch, args, rec, "cublas_bf16",
+                        lambda x, wb, s: F.linear(x, wb) * s, (x, wb, s),
+                        2 * n * k + m * k * 2 + n * 2, 0.0, key, ref)
                 del wb
             # Each compiled mode is timed right after its compile: a later
             # torch._dynamo.reset() drops compiled code, and calling it again
@@ -290,8 +361,12 @@ def bench_torch(args, rec, ms, shapes, deadline):
                     rec.add(system=system, m=m, n=n, k=k, us=None,
                             err=None, ok=False, error=str(e)[:500])
                     continue
-                measure(system, fn, (x, w, s), n * k, time.time() - start)
-            torch._inductor.config.coordinate_descent_tuning = False
+                measure(torch, args, rec, system, fn, (x, w, s),
+                        n * k + m * k * 2 + n * 2, time.time() - start, key,
+                        ref)
+            if any(sy in args.systems for sy in
+                   ("inductor", "inductor_cd", "max_autotune")):
+                torch._inductor.config.coordinate_descent_tuning = False
             del x, w, s, ref
             torch.cuda.empty_cache()
 
@@ -307,7 +382,14 @@ def main():
     ap.add_argument("--ms", default="1,2,4,8,16")
     ap.add_argument("--shapes", default="all",
                     help="comma list of NxK, or 'all'")
-    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--weights", choices=("int8", "int4"), default="int8",
+                    help="the layer: int8 per-channel (default) or gpt-fast's "
+                         "int4 with group-wise scales and zeros")
+    ap.add_argument("--group", type=int, default=128, choices=INT4_GROUPS,
+                    help="int4 group size (default 128, gpt-fast's)")
+    ap.add_argument("--systems", default=None,
+                    help=f"comma list (default: int8 {','.join(SYSTEMS)}; "
+                         f"int4 {','.join(INT4_SYSTEMS)})")
     ap.add_argument("--tune-spec", default="1:all",
                     help="which mtc kernels are autotuned: comma list of "
                          "M:all or M:NxK, M may be *")
@@ -339,14 +421,40 @@ def main():
                     metavar="KEY=VALUE",
                     help="set a header field (torch, triton, ...) that the "
                          "merged rows do not carry")
+    ap.add_argument("--check-args", action="store_true",
+                    help="check the arguments and exit (bench/device.sh -n)")
     args = ap.parse_args()
-    ms = [int(v) for v in args.ms.split(",")]
-    args.inductor_ms = [int(v) for v in args.inductor_ms.split(",") if v]
-    args.max_autotune_ms = [int(v) for v in args.max_autotune_ms.split(",")
-                            if v]
-    args.systems = args.systems.split(",")
-    shapes = SHAPES if args.shapes == "all" else [
-        tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    try:
+        ms = [int(v) for v in args.ms.split(",")]
+        args.inductor_ms = [int(v) for v in args.inductor_ms.split(",") if v]
+        args.max_autotune_ms = [int(v) for v in
+                                args.max_autotune_ms.split(",") if v]
+        shapes = SHAPES if args.shapes == "all" else [
+            tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
+    except ValueError as e:
+        ap.error(f"--ms, --inductor-ms, --max-autotune-ms or --shapes: {e}")
+    known = INT4_SYSTEMS if args.weights == "int4" else SYSTEMS
+    args.systems = (args.systems.split(",") if args.systems is not None
+                    else list(known))
+    unknown = [s for s in args.systems if s and s not in known]
+    if unknown:
+        ap.error(f"--systems: {', '.join(unknown)} not among the "
+                 f"{args.weights} systems {', '.join(known)}")
+    if args.weights == "int4":
+        bad = [f"{n}x{k}" for n, k in shapes
+               if k % args.group or k % (16 * INNER_K_TILES) or n % 8]
+        if bad:
+            ap.error(f"--shapes: {', '.join(bad)}: int4 needs K divisible by "
+                     f"the group ({args.group}) and by {16 * INNER_K_TILES}, "
+                     "N by 8 (tinygemm's layout)")
+    try:
+        for entry in args.schedule:
+            int(entry.partition(":")[0])
+        tuned_shapes(args, ms[0], shapes)
+    except ValueError as e:
+        ap.error(f"--schedule or --tune-spec: {e}")
+    if args.check_args:
+        return 0
     rec = Recorder(args.out)
     if args.merge:
         for line in open(args.merge):
@@ -355,18 +463,31 @@ def main():
                 rec.meta.update(r["meta"])
             else:
                 rec.add(**r)
+    rec.meta["weights"] = args.weights
+    if args.weights == "int4":
+        rec.meta["group"] = args.group
     for kv in args.meta:
         key, _, value = kv.partition("=")
         rec.meta[key] = value
     deadline = time.time() + args.budget_s
     if args.report_only:
         args.systems = []
-    if "mtc" in args.systems:
-        bench_mtc(args, rec, ms, shapes, deadline)
-        rec.add(system="meta", m=0, n=0, k=0, meta=rec.meta)
-    if any(s != "mtc" for s in args.systems):
-        bench_torch(args, rec, ms, shapes, deadline)
-    rec.rows = [r for r in rec.rows if r["system"] != "meta"]
+    # int8: mtc at every M, then PyTorch. int4: both in turn at each M, so
+    # that a run stopped by --budget-s has both for every M it reached.
+    for part in ([[m] for m in ms] if args.weights == "int4" else [ms]):
+        if "mtc" in args.systems:
+            bench_mtc(args, rec, part, shapes, deadline)
+            rec.add(system="meta", m=0, n=0, k=0, meta=rec.meta)
+        if any(s != "mtc" for s in args.systems):
+            if args.weights == "int4":
+                bench_torch_int4(args, rec, part, shapes, deadline,
+                                 setup_torch, measure)
+            else:
+                bench_torch(args, rec, part, shapes, deadline)
+    # The report: this run's layer only (merged rows may hold others).
+    rec.rows = [r for r in rec.rows if r["system"] != "meta" and
+                r.get("weights", "int8") == args.weights and
+                (args.weights == "int8" or r.get("group") == args.group)]
     report(args, rec, ms, shapes)
     log(open(os.path.join(args.out, "results.md")).read())
     return 0

@@ -30,10 +30,14 @@
 # NxK: 8192x8192 4096x4096 6144x4096 14336x4096 28672x4096 4096x14336
 # 128256x4096):
 #   matrix [ARGS]    the GPU test matrix, tests/gpu/gpu_tests.py (ARGS:
-#                    --quick, --timeout S per file, --only REGEX) ->
-#                    gpu_summary.json, gpu_log.txt, matrix.txt
+#                    --quick, --timeout S per file, --only REGEX; the int4
+#                    cases: --only '^int4_'; --budget-s S: start no file
+#                    after S seconds) -> gpu_summary.json, gpu_log.txt,
+#                    matrix.txt
 #   compare [ARGS]   bench/compare.py --mtc MTC --out OUT/compare ARGS:
-#                    mtc and the PyTorch baselines side by side ->
+#                    mtc and the PyTorch baselines side by side (int4:
+#                    --weights int4 --group G, against tinygemm and bf16
+#                    cuBLAS, with the int4 targets) ->
 #                    compare/results.{jsonl,json,md}, plot.png; compare.txt
 #   points FILE...   time the schedule points of FILE (`-`: stdin) with
 #                    `mtc bench`: one "M NxK SCHEDULE" a line, SCHEDULE a
@@ -65,7 +69,8 @@
 #   routing [ARGS]   bench/e2e/routing.py --out OUT ARGS: mtc against
 #                    dequantise + cuBLAS at large M -> routing.{jsonl,md,txt}
 #   e2e [ARGS]       bench/e2e/gpt_fast.py --gpt-fast DIR --out OUT ARGS:
-#                    gpt-fast's int8 Llama as shipped and on mtc kernels ->
+#                    gpt-fast's int8 Llama (int4: --mode int4 --groupsize
+#                    G) as shipped and on mtc kernels ->
 #                    results.{jsonl,md}, plot.png, e2e.txt
 # Without a GPU:
 #   grid             print schedule points for `points`: the cartesian
@@ -87,6 +92,12 @@
 #       tune --ms 32,64,128,256 ncu --ms 128,32
 #   bench/device.sh grid --ms 128,32,256 'mma w{4,8,16} r{1,2,4} kw{1,4} v16 u2 mt{32,64} sk1' > sweep.txt
 #   bench/device.sh tests routing e2e --batches 1,8,32 --prefill 512
+#   bench/device.sh matrix --only '^int4_' --timeout 60 --budget-s 240
+#   bench/device.sh compare --weights int4 --group 128 --systems \
+#       mtc,tinygemm,cublas_bf16 --ms 1,2,4,8,16,32,64,128,256 --tune-spec "" \
+#       --arch sm_90a --budget-s 270
+#   bench/device.sh e2e --mode int4 --groupsize 128 --systems mtc,gpt-fast \
+#       --batches 1,8 --prefill 512 --no-tune
 set -uo pipefail
 
 CALLER=$PWD
@@ -151,6 +162,14 @@ need_path() {  # SUB-COMMAND PATH WHAT
     die "$1: no $3 at $2 (bench/e2e/README.md says what .device/ holds)"
   fi
 }
+# tool_args TOOL ARGS: the tool's own check of its arguments (--check-args:
+# argparse and the tool's checks, nothing run), before any sub-command runs.
+tool_args() {
+  local tool=$1 name=$2
+  shift 2
+  (cd "$ROOT" && python3 "$tool" "$@" --check-args >/dev/null) ||
+    die "$name: the arguments above are not $tool's"
+}
 # tool_help TOOL ARGS: the tool's own --help, if ARGS ask for it.
 tool_help() {
   local tool=$1 a
@@ -168,14 +187,20 @@ tool_help() {
 cmd_matrix() {
   tool_help tests/gpu/gpu_tests.py "$@"
   need_mtc matrix
-  [ -n "$CHECK" ] && return
+  if [ -n "$CHECK" ]; then
+    tool_args tests/gpu/gpu_tests.py matrix --mtc "$MTC" "$@"
+    return
+  fi
   python3 tests/gpu/gpu_tests.py --mtc "$MTC" --out "$OUT" "$@" 2>&1 |
     tee "$OUT/matrix.txt"
 }
 
 cmd_compare() {
   tool_help bench/compare.py "$@"
-  [ -n "$CHECK" ] && return
+  if [ -n "$CHECK" ]; then
+    tool_args bench/compare.py compare --mtc "$MTC" --out "$ROOT/.check" "$@"
+    return
+  fi
   python3 bench/compare.py --mtc "$MTC" --out "$OUT/compare" "$@" 2>&1 |
     tee "$OUT/compare.txt"
 }
@@ -203,7 +228,10 @@ cmd_routing() {
 cmd_e2e() {
   tool_help bench/e2e/gpt_fast.py "$@"
   need_path e2e "$GPT_FAST" "gpt-fast folder"
-  [ -n "$CHECK" ] && return
+  if [ -n "$CHECK" ]; then
+    tool_args bench/e2e/gpt_fast.py e2e --gpt-fast "$GPT_FAST" --out "$ROOT/.check" "$@"
+    return
+  fi
   python3 bench/e2e/gpt_fast.py --gpt-fast "$GPT_FAST" --out "$OUT" "$@" 2>&1 |
     tee "$OUT/e2e.txt"
 }

@@ -1,9 +1,33 @@
 """Timing PyTorch work the way ANCHORS.md measures it, for bench/ scripts:
 a CUDA graph of `calls` calls cycling through enough copies of the inputs
 that together they exceed 4x L2 (so every call reads them from DRAM),
-replayed `replays` times; the median microseconds per call."""
+replayed `replays` times; the median microseconds per call. And
+poisoned_call, which runs a function once with its output on NaN-filled
+memory, for the checks before the timing."""
 import math
 import statistics
+
+
+def poisoned_call(torch, fn, inputs, out_shape, out_dtype):
+    """fn(*inputs) with its output, where it is fn's first allocation of
+    that size, on memory filled with NaN just before: (output, poisoned).
+
+    A warm-up call first makes any lazy allocation (cuBLAS workspaces,
+    autotuning). Then a tensor of the output's shape is filled with NaN and
+    freed; the caching allocator's best fit hands the same block to the
+    next allocation of that size on this stream, so a kernel that skips
+    part of its output leaves NaN there. `poisoned` says whether the output
+    really landed on that block (same address); functions that allocate a
+    temporary of that size first do not."""
+    fn(*inputs)
+    torch.cuda.synchronize()
+    junk = torch.full(out_shape, float("nan"), dtype=out_dtype,
+                      device="cuda")
+    ptr = junk.data_ptr()
+    del junk
+    out = fn(*inputs)
+    torch.cuda.synchronize()
+    return out, out.data_ptr() == ptr
 
 
 def time_rotated(torch, fn, inputs, per_copy_bytes, calls=40, replays=15,

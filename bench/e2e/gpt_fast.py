@@ -1,20 +1,40 @@
 #!/usr/bin/env python3
-"""gpt-fast's int8 Llama decoding, as shipped and on mtc kernels, in one run.
+"""gpt-fast's int8 (or int4) Llama decoding, as shipped and on mtc kernels, in one run.
 
 The client is the unmodified gpt-fast (its model.py, quantize.py and
 generate.py, imported from --gpt-fast). The model is built from its config
 (`Transformer.from_name`) with random bf16 weights, quantized to int8 per
-channel by gpt-fast's WeightOnlyInt8QuantHandler and loaded as gpt-fast's
-_load_model does; decoding uses generate.py's own prefill, decode_n_tokens
+channel by gpt-fast's WeightOnlyInt8QuantHandler (or, with --mode int4,
+to int4 in groups of --groupsize by WeightOnlyInt4QuantHandler(model,
+groupsize).create_quantized_state_dict(), below) and loaded as gpt-fast's
+_load_model does (convert_for_runtime on the meta device, then
+load_state_dict(assign=True)); decoding uses generate.py's own prefill, decode_n_tokens
 and sampling (temperature 0.8, top-k 200), with decode_one_token compiled as
 generate.py compiles it (coordinate_descent_tuning, which importing
 generate.py sets, mode="reduce-overhead", fullgraph=True). Each batch size
 starts from a reset of Dynamo, as a fresh generate.py process would.
 
 Systems, measured in the same process:
-  gpt-fast   the model as gpt-fast builds it
+  gpt-fast   the model as gpt-fast builds it (int4: aten._weight_int4pack_mm,
+             "tinygemm")
   mtc        the same model after mtc.torch.swap(model): every
-             WeightOnlyInt8Linear becomes an mtc WoqLinear sharing its tensors
+             WeightOnlyInt8Linear becomes an mtc WoqLinear sharing its
+             tensors; every WeightOnlyInt4Linear an mtc Int4Linear with its
+             tensors repacked (mtc's i4 [N, K/2], scales and zeros [N, K/G])
+
+int4 on PyTorch >= 2.5: gpt-fast as shipped hands
+aten._convert_weight_to_int4pack an int32 [N, K] tensor, where that op now
+takes uint8 [N, K/2] (even k in the high nibble) and raises. The script
+tries the shipped path first; if it raises, it runs the same
+create_quantized_state_dict with one function swapped for the call:
+quantize.prepare_int4_weight_and_scales_and_zeros becomes gpt-fast's own
+group_quantize_tensor followed by the uint8 packing and the same op
+(prepare_int4_uint8 in gpt_fast_int4.py; nothing else of gpt-fast
+changes). The rows' `int4_pack` says which path ran ("shipped" or
+"uint8"), and the build checks one layer against its dequantised weights
+before going on. The int4 reference for max_rel_err is the model with
+every int4 layer an fp32 nn.Linear holding gpt-fast's
+group_dequantize_tensor of its quantization.
 
 Per system and batch B, one JSON line in OUT/results.jsonl:
   ms_per_step, tokens_per_s   wall time of decode_n_tokens over `steps`
@@ -26,12 +46,17 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               swap() (compile + tune) for mtc
   profile                     kernel time per step by kernel (torch.profiler
                               over 5 compiled steps); for mtc the sum of its
-                              linear kernels against the weight-read floor
+                              linear kernels (woq_*, woq4_*) against the
+                              weight-read floor (int4: nibbles, scales and
+                              zeros)
+  mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
 "recompile" time a second compile with warm caches.
 
     python3 bench/e2e/gpt_fast.py --gpt-fast DIR --out OUT [--batches 1,8]
+    python3 bench/e2e/gpt_fast.py --gpt-fast DIR --out OUT --mode int4 \
+        --groupsize 128 --batches 1,8 --no-tune
     python3 bench/e2e/gpt_fast.py --report OUT   # table and plot from rows
 """
 import argparse
@@ -44,6 +69,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from gpt_fast_int4 import build_int4_model  # noqa: E402
+
 READ_BW = 4.64e12  # ANCHORS.md: the H200's measured streaming-read rate
 TEMPERATURE, TOP_K = 0.8, 200
 
@@ -53,11 +81,13 @@ def log(*a):
 
 
 class Rows:
-    def __init__(self, out):
+    def __init__(self, out, tags=None):
         self.path = Path(out) / "results.jsonl"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tags = dict(tags or {})  # fields of every row (mode, ...)
 
     def add(self, **row):
+        row = {**row, **self.tags}
         with open(self.path, "a") as f:
             f.write(json.dumps(row) + "\n")
         log("ROW", json.dumps({k: v for k, v in row.items()
@@ -92,9 +122,20 @@ def build_model(torch, name):
 
 
 def weight_bytes(torch, model):
-    return sum(m.weight.numel() for m in model.modules()
-               if getattr(m, "weight", None) is not None and
-               m.weight.dtype == torch.int8)
+    """Bytes of the quantized linears' weights: int8 weights, or int4
+    nibbles (tinygemm's int32 words) plus scales_and_zeros."""
+    total = 0
+    for m in model.modules():
+        w = getattr(m, "weight", None)
+        if not isinstance(w, torch.Tensor):
+            continue
+        if w.dtype == torch.int8:
+            total += w.numel()
+        elif hasattr(m, "scales_and_zeros"):
+            total += (w.numel() * w.element_size() +
+                      m.scales_and_zeros.numel() *
+                      m.scales_and_zeros.element_size())
+    return total
 
 
 def setup_caches(torch, model, batch, seq):
@@ -207,7 +248,9 @@ class Bench:
             if us > 0:
                 kernels[e.key] = kernels.get(e.key, 0.0) + us / 1e3 / steps
         total = sum(kernels.values())
-        mtc = sum(v for k, v in kernels.items() if k.startswith("woq_"))
+        # mtc.torch's graphs: woq_<N>x<K>_... (int8), woq4_<N>x<K>_g... (int4)
+        mtc = sum(v for k, v in kernels.items()
+                  if k.startswith(("woq_", "woq4_")))
         top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
         return {"kernel_ms_per_step": total, "mtc_linear_ms_per_step": mtc,
                 "top": [[k[:80], round(v, 4)] for k, v in top]}
@@ -267,6 +310,13 @@ def main():
     ap.add_argument("--gpt-fast", help="gpt-fast's folder (model.py, ...)")
     ap.add_argument("--out", help="results folder")
     ap.add_argument("--model", default="llama-3-8b")
+    ap.add_argument("--mode", choices=("int8", "int4"), default="int8",
+                    help="gpt-fast's quantization: int8 per channel, or int4 "
+                         "in groups of --groupsize")
+    ap.add_argument("--groupsize", type=int, default=128,
+                    choices=(32, 64, 128, 256),
+                    help="int4 group size (WeightOnlyInt4QuantHandler's "
+                         "default, 128)")
     ap.add_argument("--batches", default="1,2,4,8,16,32")
     ap.add_argument("--systems", default="gpt-fast,mtc",
                     help="measured in this order")
@@ -285,6 +335,8 @@ def main():
     ap.add_argument("--run", default="", help="a label for this run's rows")
     ap.add_argument("--report", metavar="OUT",
                     help="only write OUT/results.md and OUT/plot.png")
+    ap.add_argument("--check-args", action="store_true",
+                    help="check the arguments and exit (bench/device.sh -n)")
     args = ap.parse_args()
     if args.report:
         sys.path.insert(0, str(HERE))
@@ -293,41 +345,85 @@ def main():
         return
     if not args.gpt_fast or not args.out:
         ap.error("--gpt-fast and --out are needed")
+    try:
+        for opt in ("batches", "baseline_batches"):
+            [int(b) for b in (getattr(args, opt) or "").split(",") if b]
+    except ValueError as e:
+        ap.error(f"--batches or --baseline-batches: {e}")
+    for system in args.systems.split(","):
+        if system not in ("gpt-fast", "mtc"):
+            ap.error(f"--systems: unknown system '{system}' (gpt-fast, mtc)")
+    if args.check_args:
+        return
     sys.path.insert(0, str(Path(args.gpt_fast).resolve()))
     sys.path.insert(0, str(HERE.parent.parent / "python"))
     import torch
     import generate as gen  # generate.py's inductor settings, as it runs
     import mtc.torch as mt
 
-    rows = Rows(args.out)
     batches = [int(b) for b in args.batches.split(",") if b]
     systems = args.systems.split(",")
-    model = build_model(torch, args.model)
-    reference = copy.deepcopy(model).float()
+    tags = {"mode": args.mode}
+    if args.mode == "int4":
+        import quantize
+        tags["groupsize"] = args.groupsize
+        model, reference, info = build_int4_model(torch, args.model,
+                                                  args.groupsize)
+        tags["int4_pack"] = info["int4_pack"]
+
+        def is_quantized(m):
+            return isinstance(m, quantize.WeightOnlyInt4Linear)
+    else:
+        model = build_model(torch, args.model)
+        reference = copy.deepcopy(model).float()
+        info = {}
+        is_quantized = mt.is_woq_module
+    rows = Rows(args.out, tags)
     bench = Bench(torch, gen, args, model, reference)
     bench.weight_bytes = weight_bytes(torch, model)
     originals = [(parent, name, child)
                  for parent in model.modules()
                  for name, child in parent.named_children()
-                 if mt.is_woq_module(child)]
+                 if is_quantized(child)]
+    log(f"{len(originals)} {args.mode} linears, "
+        f"{bench.weight_bytes / 1e9:.2f} GB of weights: a "
+        f"{bench.weight_bytes / READ_BW * 1e3:.3f} ms read floor per step")
 
     probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
     baseline = ([int(b) for b in args.baseline_batches.split(",") if b]
                 if args.baseline_batches is not None else batches)
+    failed = []
     for system in systems:  # in the order given
-        if system == "gpt-fast":
-            for parent, name, child in originals:
-                setattr(parent, name, child)
-            run_system(bench, rows, "gpt-fast", baseline, args)
-        elif system == "mtc":
-            t0 = time.time()
-            mt.swap(model, tune=not args.no_tune, **probes)
-            torch.cuda.synchronize()
-            swap_s = time.time() - t0
-            run_system(bench, rows, "mtc", batches, args,
-                       extra_compile_s=swap_s, extra={"swap_s": swap_s})
-        else:
-            ap.error(f"unknown system '{system}'")
+        # One system's failure (a compile error, say) is a row, not the end
+        # of the run: the other system still runs (the exit status is 1).
+        try:
+            if system == "gpt-fast":
+                for parent, name, child in originals:
+                    setattr(parent, name, child)
+                run_system(bench, rows, "gpt-fast", baseline, args,
+                           extra=info)
+            elif system == "mtc":
+                t0 = time.time()
+                mt.swap(model, tune=not args.no_tune, **probes)
+                torch.cuda.synchronize()
+                swap_s = time.time() - t0
+                left = sum(1 for m in model.modules() if is_quantized(m))
+                if left:
+                    log(f"mtc: swap left {left} of {len(originals)} "
+                        f"{args.mode} linears in place")
+                if left == len(originals):
+                    raise RuntimeError(f"mtc.torch.swap replaced none of the "
+                                       f"{len(originals)} {args.mode} linears")
+                run_system(bench, rows, "mtc", batches, args,
+                           extra_compile_s=swap_s,
+                           extra={"swap_s": swap_s, "unswapped": left})
+        except Exception as e:
+            import traceback
+            traceback.print_exc()
+            failed.append(system)
+            rows.add(system=system, phase="error", B=0,
+                     error=f"{type(e).__name__}: {e}"[:1000],
+                     model=args.model, run=args.run)
     if args.recompile:
         b = batches[0]
         for system in systems:
@@ -347,7 +443,11 @@ def main():
     sys.path.insert(0, str(HERE))
     import report
     report.write(Path(args.out))
+    if failed:
+        log(f"failed: {', '.join(failed)} (rows of phase 'error')")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,19 +1,30 @@
 """results.md and plot.png from the rows gpt_fast.py wrote (results.jsonl).
 
-Where a (system, phase, B) has several rows, the last one counts."""
+Where a (mode, system, phase, B) has several rows, the last one counts;
+rows without a `mode` are int8 (written before int4 existed). With int8
+rows only, results.md is what it always was; with int4 rows too, each mode
+gets its section, after a summary with a row per mode and batch size."""
 import json
 from pathlib import Path
 
 TARGETS_MS = {1: 2.3, 8: 2.8, 32: 4.0}  # issue: mtc decode step targets
+MODES = ("int8", "int4")
 
 
-def load(out: Path):
-    rows = {}
+def load_modes(out: Path):
+    """{mode: {(system, phase, B): row}}"""
+    modes = {}
     for line in (out / "results.jsonl").read_text().splitlines():
         if line.strip():
             r = json.loads(line)
-            rows[(r["system"], r["phase"], r["B"])] = r
-    return rows
+            modes.setdefault(r.get("mode", "int8"), {})[
+                (r["system"], r["phase"], r["B"])] = r
+    return modes
+
+
+def load(out: Path):
+    """The int8 rows, {(system, phase, B): row}."""
+    return load_modes(out).get("int8", {})
 
 
 def _fmt(v, spec):
@@ -96,24 +107,95 @@ def targets(rows):
     return "\n".join(out)
 
 
-def plot(rows, path):
+def int4_notes(rows):
+    """What the int4 rows say against their floor and gpt-fast's tinygemm."""
+    out = []
+    any_row = next(iter(rows.values()), {})
+    if "int4_pack" in any_row:
+        why = next((f"raised {r['int4_shipped_error']}" for r in rows.values()
+                    if r.get("int4_shipped_error")), None) or next(
+            (f"gave a max rel err of {r['int4_shipped_layer_err']:.2e} on one "
+             "layer" for r in rows.values()
+             if r.get("int4_shipped_layer_err") is not None), "failed")
+        how = ("gpt-fast's quantize.py as shipped" if any_row["int4_pack"] ==
+               "shipped" else "gpt-fast's quantization with the uint8 input "
+               "that _convert_weight_to_int4pack takes from PyTorch 2.5 (the "
+               f"shipped int32 call {why})")
+        out.append(f"- groups of {any_row.get('groupsize', '?')}, packed by "
+                   f"{how}")
+    for (s, phase, b), m in sorted(rows.items()):
+        if s != "mtc" or phase != "decode":
+            continue
+        g = rows.get(("gpt-fast", "decode", b))
+        lin = m.get("profile", {}).get("mtc_linear_ms_per_step")
+        line = f"- B={b}: mtc {m['ms_per_step']:.3f} ms per step"
+        if g:
+            line += (f", gpt-fast (tinygemm) {g['ms_per_step']:.3f} ms: "
+                     f"{g['ms_per_step'] / m['ms_per_step']:.2f}x")
+        if lin and m.get("floor_ms"):
+            line += (f"; mtc's linear kernels {lin:.3f} ms = "
+                     f"{lin / m['floor_ms']:.2f}x the {m['floor_ms']:.3f} ms "
+                     f"int4 read floor")
+        out.append(line)
+    for (s, phase, _), r in sorted(rows.items()):
+        if phase == "error":
+            out.append(f"- {s} failed: {r.get('error', '?')}")
+    return "\n".join(out)
+
+
+def summary(modes):
+    """A row per mode and batch size, as the top README shows them."""
+    lines = ["| mode | B | gpt-fast ms/step | mtc ms/step | speedup | "
+             "mtc tokens/s | mtc's linear kernels per step |",
+             "|---|---|---|---|---|---|---|"]
+    for mode in [m for m in MODES if m in modes] + sorted(
+            set(modes) - set(MODES)):
+        rows = modes[mode]
+        label = mode
+        any_row = next(iter(rows.values()), {})
+        if mode == "int4" and "groupsize" in any_row:
+            label = f"int4 g{any_row['groupsize']}"
+        for b in sorted({b for (_, phase, b) in rows if phase == "decode"}):
+            g = rows.get(("gpt-fast", "decode", b), {})
+            m = rows.get(("mtc", "decode", b), {})
+            speed = (g["ms_per_step"] / m["ms_per_step"] if g and m else None)
+            lin = m.get("profile", {}).get("mtc_linear_ms_per_step")
+            floor = m.get("floor_ms")
+            lin_s = (f"{lin:.2f} ms ({lin / floor:.2f}x the {floor:.2f} ms "
+                     "read floor)" if lin and floor else "")
+            lines.append(
+                f"| {label} | {b} | {_fmt(g.get('ms_per_step'), '.2f')} | "
+                f"{_fmt(m.get('ms_per_step'), '.2f')} | "
+                f"{_fmt(speed, '.2f')}{'x' if speed else ''} | "
+                f"{_fmt(m.get('tokens_per_s'), ',.0f')} | {lin_s} |")
+    return "\n".join(lines)
+
+
+def plot(rows, path, modes=None):
+    """rows: one mode's rows; modes: {mode: rows} to plot several."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    modes = modes or {"int8": rows}
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
-    for system, style in (("gpt-fast", "o-"), ("mtc", "s-")):
-        pts = sorted((k[2], r) for k, r in rows.items()
-                     if k[0] == system and k[1] == "decode")
-        if not pts:
-            continue
-        a.plot([p[0] for p in pts], [p[1]["ms_per_step"] for p in pts],
-               style, label=system)
-        b.plot([p[0] for p in pts], [p[1]["tokens_per_s"] for p in pts],
-               style, label=system)
-    floors = [r["floor_ms"] for k, r in rows.items() if "floor_ms" in r]
-    if floors:
-        a.axhline(floors[0], color="gray", ls="--",
-                  label="int8 weight-read floor")
+    many = len(modes) > 1
+    for mi, (mode, rows) in enumerate(sorted(modes.items(),
+                                             key=lambda kv: kv[0] != "int8")):
+        for system, style in (("gpt-fast", "o-"), ("mtc", "s-")):
+            pts = sorted((k[2], r) for k, r in rows.items()
+                         if k[0] == system and k[1] == "decode")
+            if not pts:
+                continue
+            label = f"{system} {mode}" if many else system
+            style = style if mi == 0 else style.replace("-", "--")
+            a.plot([p[0] for p in pts], [p[1]["ms_per_step"] for p in pts],
+                   style, label=label)
+            b.plot([p[0] for p in pts], [p[1]["tokens_per_s"] for p in pts],
+                   style, label=label)
+        floors = [r["floor_ms"] for k, r in rows.items() if "floor_ms" in r]
+        if floors:
+            a.axhline(floors[0], color="gray", ls="--" if mi == 0 else ":",
+                      label=f"{mode} weight-read floor")
     for ax, title in ((a, "ms per decode step"), (b, "tokens/s")):
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
@@ -121,19 +203,43 @@ def plot(rows, path):
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
-    fig.suptitle("gpt-fast Llama-3-8B int8 decode on the H200 (torch.compile, "
-                 "CUDA graphs)")
+    fig.suptitle(f"gpt-fast Llama-3-8B {' and '.join(sorted(modes, key=lambda m: m != 'int8'))} "
+                 "decode on the H200 (torch.compile, CUDA graphs)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
 
 def write(out: Path):
-    rows = load(out)
-    text = ["# gpt-fast int8 decoding: as shipped and on mtc kernels", "",
-            table(rows), "", "Targets:", "", targets(rows), ""]
+    modes = load_modes(out)
+    if set(modes) <= {"int8"}:  # as before int4 existed
+        rows = modes.get("int8", {})
+        text = ["# gpt-fast int8 decoding: as shipped and on mtc kernels", "",
+                table(rows), "", "Targets:", "", targets(rows), ""]
+        errors = [f"- {s} failed: {r.get('error', '?')}"
+                  for (s, phase, _), r in sorted(rows.items())
+                  if phase == "error"]
+        if errors:
+            text += ["Errors:", ""] + errors + [""]
+    else:
+        text = ["# gpt-fast decoding: as shipped and on mtc kernels", "",
+                summary(modes), ""]
+        for mode in [m for m in MODES if m in modes] + sorted(
+                set(modes) - set(MODES)):
+            rows = modes[mode]
+            text += [f"## {mode}", "", table(rows), ""]
+            if mode == "int8":
+                text += ["Targets:", "", targets(rows), ""]
+                text += [f"- {s} failed: {r.get('error', '?')}"
+                         for (s, phase, _), r in sorted(rows.items())
+                         if phase == "error"]
+            else:
+                text += [int4_notes(rows), ""]
     (out / "results.md").write_text("\n".join(text))
     try:
-        plot(rows, out / "plot.png")
+        if set(modes) <= {"int8"}:
+            plot(modes.get("int8", {}), out / "plot.png")
+        else:
+            plot(None, out / "plot.png", modes)
     except ImportError:
         pass
     print("\n".join(text))

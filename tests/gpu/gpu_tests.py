@@ -6,11 +6,15 @@ Every case compiles a graph, runs it on the GPU with seeded random inputs
 reference interpreter (max error relative to the largest reference magnitude
 <= 1e-2). The matrix covers the batch sizes, shapes, dtypes, epilogues and
 graph forms of the core issue, plus explicit schedules (warps splitting K,
-blocks splitting K, narrow vectors, several rows of M per block).
+blocks splitting K, narrow vectors, several rows of M per block). The
+`int4_` cases (`--only '^int4_'`) are gpt-fast's int4 layer: i4 weights with
+group-wise scales and zeros (`repeat`), groups of 32 to 256, M = 1 to 256,
+bf16 and f16, both dequantisation forms, heuristic and forced schedules.
 
 Exit status: 0 all passed, 1 a case failed, 77 skipped (no GPU or driver).
 
     tests/gpu/gpu_tests.py --mtc build/bin/mtc [--out DIR] [--quick]
+                           [--only REGEX, e.g. '^int4_']
 """
 import argparse
 import json
@@ -20,6 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from int4_cases import int4_cases  # noqa: E402
 
 SKIP = 77
 
@@ -273,7 +280,7 @@ def cases(quick):
         nm = f"dispatch_m{m}"
         text = woq(nm, "M", 4096, 4096).replace("scales: bf16", "scales: bf16")
         cs.append((nm, text, ["--bind", "M=1,2,4,8,16,32", "--batch", str(m)]))
-    return cs
+    return cs + int4_cases(quick)
 
 
 def run_file(mtc, path, flags, timeout):
@@ -309,6 +316,12 @@ def main():
     ap.add_argument("--timeout", type=int, default=300)
     ap.add_argument("--only", metavar="REGEX",
                     help="run only the cases whose name matches REGEX")
+    ap.add_argument("--budget-s", type=float, default=0,
+                    help="start no file after this many seconds; the cases "
+                         "left count as failed, 'not run' (default: none)")
+    ap.add_argument("--check-args", action="store_true",
+                    help="check the arguments (and that --only matches a "
+                         "case) and exit")
     args = ap.parse_args()
 
     all_cases = cases(args.quick)
@@ -320,19 +333,34 @@ def main():
         all_cases = [c for c in all_cases if pick.search(c[0])]
         if not all_cases:
             ap.error(f"--only: no case matches {args.only!r}")
+    if args.check_args:
+        print(f"{len(all_cases)} cases")
+        return 0
     work = tempfile.mkdtemp(prefix="mtc-gpu-")
     # Plain cases share files (one device and process per file); cases with
-    # flags get their own file.
+    # flags get their own file, and so do the int4 cases (new: one case's
+    # compile error must not fail its neighbours).
+    def alone(c):
+        return bool(c[2]) or c[0].startswith("int4_")
     groups = []
-    plain = [c for c in all_cases if not c[2]]
+    plain = [c for c in all_cases if not alone(c)]
     for i in range(0, len(plain), 8):
         groups.append((plain[i:i + 8], []))
     for c in all_cases:
-        if c[2]:
+        if alone(c):
             groups.append(([c], c[2]))
 
     summary, failures, logs = [], 0, []
+    started = time.time()
     for gi, (group, flags) in enumerate(groups):
+        if args.budget_s and time.time() - started > args.budget_s:
+            for name, _, _ in group:
+                summary.append({"case": name, "ok": False,
+                                "max_rel_err": float("nan"), "flags": flags,
+                                "rc": None, "not_run": True})
+                failures += 1
+            print(f"group {gi}: {len(group)} cases not run (--budget-s)")
+            continue
         path = os.path.join(work, f"group{gi}.graph")
         with open(path, "w") as f:
             f.write("\n".join(text for _, text, _ in group))

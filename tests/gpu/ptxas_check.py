@@ -25,9 +25,13 @@ def main():
     ap.add_argument("--ptxas", required=True)
     args = ap.parse_args()
     work = tempfile.mkdtemp(prefix="mtc-ptxas-")
-    inputs = [(os.path.basename(p), open(p).read(),
-               ["--bind", "M=1,2,4,8,16,32,64,128,256"] if "any_batch" in p else [])
-              for p in sorted(glob.glob(os.path.join(ROOT, "examples", "*.graph")))]
+    # Examples with a symbolic batch (`x: bf16[M, ...]`) at every bucket.
+    inputs = []
+    for p in sorted(glob.glob(os.path.join(ROOT, "examples", "*.graph"))):
+        text = open(p).read()
+        bind = (["--bind", "M=1,2,4,8,16,32,64,128,256"]
+                if re.search(r"\[M,", text) else [])
+        inputs.append((os.path.basename(p), text, bind))
     for m in (1, 16, 128):
         p = os.path.join(ROOT, "bench", "graphs", f"woq_m{m}.graph")
         inputs.append((os.path.basename(p), open(p).read(), []))
