@@ -272,9 +272,17 @@ bool Parser::parseNode(NodeAST &node) {
       if (!parseInteger(value))
         return false;
     } else if (tok.is(TokKind::BadNumber) || tok.is(TokKind::Minus)) {
-      return fail(tok.loc, "an integer argument is a non-negative decimal "
-                           "literal, got '" +
-                               quote(tok.text) + "'");
+      // A negative literal is quoted whole, as a negative dimension is.
+      SrcLoc at = tok.loc;
+      std::string text = quote(tok.text);
+      if (tok.is(TokKind::Minus)) {
+        consume();
+        if (tok.is(TokKind::Integer) || tok.is(TokKind::BadNumber))
+          text += quote(tok.text);
+      }
+      return fail(at, "an integer argument is a non-negative decimal "
+                      "literal, got '" +
+                          text + "'");
     } else if (!tok.is(TokKind::Identifier)) {
       return failExpected("an argument (a value name, a dtype or an "
                           "integer)");

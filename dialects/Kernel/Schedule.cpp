@@ -155,14 +155,15 @@ std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
   return "";
 }
 
-/// A lane's `span` consecutive k's of the weight (one load's) lie in whole
-/// groups of the b inputs, or in one group: one divides the other.
-static std::string checkGroupSpan(const ContractShape &c, int64_t span,
-                                  llvm::StringRef what) {
+/// A lane's `span` consecutive k's of the weight (one load's, from `vec`
+/// of kind `kind`) lie in whole groups of the b inputs, or in one: one
+/// divides the other.
+static std::string checkGroupSpan(const ContractShape &c, llvm::StringRef kind,
+                                  int64_t vec, int64_t span) {
   if (!c.group || span % c.group == 0 || c.group % span == 0)
     return "";
-  return what.str() + " " + std::to_string(span) +
-         " consecutive k's per lane and the group size " +
+  return kind.str() + " vec " + std::to_string(vec) + " gives a lane " +
+         std::to_string(span) + " consecutive k's; they and the group size " +
          std::to_string(c.group) +
          " must divide one another (a lane's k's lie in whole groups or in "
          "one)";
@@ -187,7 +188,7 @@ static std::string checkMmaSchedule(const ContractShape &c,
   if (!isPow2In(s.rows, 1, 8))
     return "rows (16-row weight tiles per warp) must be a power of two in "
            "[1, 8]";
-  if (std::string e = checkGroupSpan(c, s.vec, "mma vec"); !e.empty())
+  if (std::string e = checkGroupSpan(c, "mma", s.vec, s.vec); !e.empty())
     return e;
   int64_t mt = s.mtile / 8;
   int64_t acc = 4 * s.rows * mt;
@@ -237,7 +238,7 @@ static std::string checkTiledSchedule(const ContractShape &c,
   if (!isPow2In(s.rows, 1, 8))
     return "rows (16-row weight tiles per warp) must be a power of two in "
            "[1, 8]";
-  if (std::string e = checkGroupSpan(c, s.vec, "tiled vec"); !e.empty())
+  if (std::string e = checkGroupSpan(c, "tiled", s.vec, s.vec); !e.empty())
     return e;
   // Accumulators, one 16-k slice of operands from shared memory (two weight
   // rows per 16-row tile, one activation row per 8-row tile) and the
@@ -341,7 +342,7 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
              " needs K = " + std::to_string(c.k) + " to be a multiple of " +
              std::to_string(epl) + " (aligned vector loads)";
     if (!tensorCores)
-      if (std::string e = checkGroupSpan(c, epl, "simt vec"); !e.empty())
+      if (std::string e = checkGroupSpan(c, "simt", s.vec, epl); !e.empty())
         return e;
     int64_t chunks = c.k / g.chunk;
     if (g.pieces > std::max<int64_t>(1, chunks))

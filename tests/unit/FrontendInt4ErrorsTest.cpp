@@ -41,6 +41,11 @@ TEST_F(FrontendTest, IntegerArguments) {
               "an integer argument is a non-negative decimal literal, got "
               "'4.5'");
   expectError("graph g(s: bf16[8, 2]) -> bf16[8, 128] {\n"
+              "  r = repeat(s, -2)\n  return r\n}",
+              "2:17",
+              "an integer argument is a non-negative decimal literal, got "
+              "'-2'");
+  expectError("graph g(s: bf16[8, 2]) -> bf16[8, 128] {\n"
               "  r = repeat(s, 99999999999999999999)\n  return r\n}",
               "2:17",
               "integer literal '99999999999999999999' does not fit in 64 "

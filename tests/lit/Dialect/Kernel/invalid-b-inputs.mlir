@@ -596,7 +596,7 @@ graph.func @mma_group_8(%x: tensor<4x256xbf16>, %w: tensor<64x256xi4>, %s: tenso
 
 #g48 = affine_map<(d0, d1) -> (d0, d1 floordiv 48)>
 graph.func @mma_vec_and_group(%x: tensor<4x384xbf16>, %w: tensor<64x384xi4>, %s: tensor<64x8xbf16>, %z: tensor<64x8xbf16>) -> tensor<4x64xbf16> {
-  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: mma vec 32 consecutive k's per lane and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: mma vec 32 gives a lane 32 consecutive k's; they and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
   %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x8xbf16>, tensor<64x8xbf16>)
       {b_maps = [#g48, #g48], epilogue_maps = [], nodes = ["y"],
        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 8, splitk = 1>}
@@ -660,7 +660,7 @@ graph.func @tiled_vec_16(%x: tensor<32x256xbf16>, %w: tensor<64x256xi4>, %s: ten
 
 #g48 = affine_map<(d0, d1) -> (d0, d1 floordiv 48)>
 graph.func @tiled_vec_and_group(%x: tensor<32x384xbf16>, %w: tensor<64x384xi4>, %s: tensor<64x8xbf16>, %z: tensor<64x8xbf16>) -> tensor<32x64xbf16> {
-  // expected-error @+1 {{'kernel.contract' op schedule tiled w4 r1 kw1 v32 u1 mt32 sk1 st4 is illegal: tiled vec 32 consecutive k's per lane and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
+  // expected-error @+1 {{'kernel.contract' op schedule tiled w4 r1 kw1 v32 u1 mt32 sk1 st4 is illegal: tiled vec 32 gives a lane 32 consecutive k's; they and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
   %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x8xbf16>, tensor<64x8xbf16>)
       {b_maps = [#g48, #g48], epilogue_maps = [], nodes = ["y"],
        schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 32, splitk = 1, stages = 4>}
@@ -693,7 +693,7 @@ graph.func @tiled_vec_and_group(%x: tensor<32x384xbf16>, %w: tensor<64x384xi4>, 
 // simt's vec is in bytes: v16 loads 32 i4 elements.
 #g48 = affine_map<(d0, d1) -> (d0, d1 floordiv 48)>
 graph.func @simt_vec_and_group(%x: tensor<1x4800xbf16>, %w: tensor<64x4800xi4>, %s: tensor<64x100xbf16>, %z: tensor<64x100xbf16>) -> tensor<1x64xbf16> {
-  // expected-error @+1 {{'kernel.contract' op schedule simt w4 r1 kw1 v16 u1 mt1 sk1 is illegal: simt vec 32 consecutive k's per lane and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
+  // expected-error @+1 {{'kernel.contract' op schedule simt w4 r1 kw1 v16 u1 mt1 sk1 is illegal: simt vec 16 gives a lane 32 consecutive k's; they and the group size 48 must divide one another (a lane's k's lie in whole groups or in one)}}
   %0 = kernel.contract %x, %w b_inputs(%s, %z : tensor<64x100xbf16>, tensor<64x100xbf16>)
       {b_maps = [#g48, #g48], epilogue_maps = [], nodes = ["y"],
        schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 1, splitk = 1>}
