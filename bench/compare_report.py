@@ -63,6 +63,26 @@ def header_lines(what, meta):
     return lines
 
 
+def geomean_lines(rec, ms, shapes, systems):
+    """The geomean of mtc's speedup over each other system, per M."""
+    lines = ["Geomean speedup of mtc over each system, over the shapes where "
+             "both ran:", ""]
+    for m in ms:
+        parts = []
+        for s in systems:
+            if s == "mtc":
+                continue
+            ratios = [_us(rec, s, m, n, k) / _us(rec, "mtc", m, n, k)
+                      for n, k in shapes
+                      if _us(rec, s, m, n, k) and _us(rec, "mtc", m, n, k)]
+            g = geomean(ratios)
+            if g:
+                parts.append(f"{LABELS[s]} {g:.2f}x ({len(ratios)} shapes)")
+        if parts:
+            lines.append(f"- M = {m}: " + ", ".join(parts))
+    return lines
+
+
 def report(args, rec, ms, shapes):
     if getattr(args, "weights", "int8") == "int4":
         return report_int4(args, rec, ms, shapes)
@@ -110,22 +130,7 @@ def report(args, rec, ms, shapes):
             row.append(f"{cs:.1f}" if cs else ("untuned" if mt else ""))
             lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.append("Geomean speedup of mtc over each system, over the shapes "
-                 "where both ran:")
-    lines.append("")
-    for m in ms:
-        parts = []
-        for s in systems[1:]:
-            ratios = []
-            for n, k in shapes:
-                a, b = rec.get("mtc", m, n, k), rec.get(s, m, n, k)
-                if a and b and a.get("us") and b.get("us"):
-                    ratios.append(b["us"] / a["us"])
-            g = geomean(ratios)
-            if g:
-                parts.append(f"{LABELS[s]} {g:.2f}x ({len(ratios)} shapes)")
-        if parts:
-            lines.append(f"- M = {m}: " + ", ".join(parts))
+    lines += geomean_lines(rec, ms, shapes, systems)
     comp = [r["compile_s"] for r in rec.rows
             if r["system"] != "mtc" and r.get("compile_s")]
     if comp:
@@ -213,22 +218,7 @@ def report_int4(args, rec, ms, shapes):
             row.append(f"`{sched}`" if sched else "")
             lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    lines.append("Geomean speedup of mtc over each system, over the shapes "
-                 "where both ran:")
-    lines.append("")
-    for m in ms:
-        parts = []
-        for s in systems:
-            if s == "mtc":
-                continue
-            ratios = [_us(rec, s, m, n, k) / _us(rec, "mtc", m, n, k)
-                      for n, k in shapes
-                      if _us(rec, s, m, n, k) and _us(rec, "mtc", m, n, k)]
-            g = geomean(ratios)
-            if g:
-                parts.append(f"{LABELS[s]} {g:.2f}x ({len(ratios)} shapes)")
-        if parts:
-            lines.append(f"- M = {m}: " + ", ".join(parts))
+    lines += geomean_lines(rec, ms, shapes, systems)
     lines.append("")
     lines += int4_targets(rec, ms, shapes, G, ceiling)
     bad = [r for r in rec.rows if r.get("us") is not None and

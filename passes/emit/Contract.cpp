@@ -11,8 +11,6 @@
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
 
-#include "dialects/Kernel/WeightSide.h"
-
 #include "mlir/IR/AffineExpr.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -35,7 +33,8 @@ ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
   eo = bytesOf(outElem);
   aChain = op.getAChain();
   bChain = op.getBChain();
-  weightPairs = isInteger(c.b) && hasWeightPairs(op, aElem);
+  // ContractShape asked WeightSide.h for an integer weight.
+  weightPairs = isInteger(c.b) && c.mmaBChain;
 }
 
 ContractEmitter::~ContractEmitter() = default;

@@ -133,6 +133,16 @@ protected:
   /// (for dequantPair), else as its element type (for dequantScalar).
   llvm::SmallVector<mlir::Value> loadBInputs(mlir::Value n, mlir::Value k,
                                              bool asPairs);
+  /// The k's of a lane's `span` consecutive weight elements that one set of
+  /// b inputs covers: a group, or the whole span where it lies in one
+  /// (checkSchedule: the span and the group size divide one another).
+  int64_t bInputPiece(int64_t span) const {
+    return c.group ? std::min(span, c.group) : span;
+  }
+  /// loadBInputs for weight row `n` and each piece (bInputPiece) of the
+  /// `span` k's from k (i64), in order; empty without b inputs.
+  llvm::SmallVector<llvm::SmallVector<mlir::Value>>
+  loadBInputSpan(mlir::Value n, mlir::Value k, int64_t span, bool asPairs);
   /// Pair p of the integer weight elements in `word`, converted to A's
   /// 16-bit type, low half first; exact, without cvt. int8: bytes 2 p and
   /// 2 p + 1; i4: elements p and p + 4 (nibbles; Dequant.cpp says why).

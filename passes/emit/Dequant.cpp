@@ -72,6 +72,17 @@ SmallVector<Value> ContractEmitter::loadBInputs(Value n, Value k,
   return out;
 }
 
+SmallVector<SmallVector<Value>>
+ContractEmitter::loadBInputSpan(Value n, Value k, int64_t span, bool asPairs) {
+  SmallVector<SmallVector<Value>> pieces;
+  if (op.getBInputs().empty())
+    return pieces;
+  int64_t piece = bInputPiece(span);
+  for (int64_t q = 0; q < span / piece; ++q)
+    pieces.push_back(loadBInputs(n, g.add(k, g.c64(q * piece)), asPairs));
+  return pieces;
+}
+
 static Value lop3(GpuBuilder &g, Value a, uint32_t b, uint32_t c,
                   unsigned table) {
   return g

@@ -50,9 +50,7 @@ void MmaEmitter::emitBody() {
       wN.push_back(nr);
       wRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
     }
-  // The b inputs of a lane's span come in pieces of `piece` k's (one group,
-  // or the whole span inside one).
-  int64_t piece = c.group ? std::min(span, c.group) : span;
+  int64_t piece = bInputPiece(span);
   SmallVector<Value> xRow, xValid;
   for (int64_t i = 0; i < mt; ++i) {
     Value m = g.add(m0, g.add(gi, g.c32(8 * i)));
@@ -63,7 +61,7 @@ void MmaEmitter::emitBody() {
   // outputs that are never stored: their lanes load nothing. (At M = 1
   // every lane loaded row 0, and those loads were 2/3 of the L1 requests of
   // an int4 kernel, which waited on L1 more than on memory.)
-  bool padded = M() % 8 || M() % (kMmaColsPerTile * mt);
+  bool padded = M() % (kMmaColsPerTile * mt);
   Value laneK = g.mul(g.zext64(ti), g.c64(span));
 
   // acc[(r * mt + i) * 4 + c]
@@ -83,10 +81,7 @@ void MmaEmitter::emitBody() {
       for (auto [row, nr] : llvm::zip(wRow, wN)) {
         wraw[u].push_back(loadRaw(g.gep(row, weightOffset(kOff[u])),
                                   c.weightBytes(span), true));
-        auto &pieces = win[u].emplace_back();
-        for (int64_t q = 0; op.getBInputs().size() && q < span / piece; ++q)
-          pieces.push_back(
-              loadBInputs(nr, g.add(kOff[u], g.c64(q * piece)), true));
+        win[u].push_back(loadBInputSpan(nr, kOff[u], span, true));
       }
     }
     for (int64_t u = 0; u < n; ++u)

@@ -56,6 +56,11 @@ private:
                                   int64_t count);
   /// Weight element k (i64) of the row at `row` (row index n) as an f32.
   Value weightScalar(Value row, Value n, Value k);
+  /// The weight is a float, or an int8 with nothing but its conversion: the
+  /// body's chain as the other CUDA-core paths convert it (convertAll).
+  bool plainChain() {
+    return !isInteger(c.b) || (c.b == DType::I8 && op.getBInputs().empty());
+  }
   Value aScalar(Value base, Value k);
 };
 
@@ -188,24 +193,22 @@ void SimtEmitter::emitNK() {
 
 SmallVector<Value> SimtEmitter::weightValues(const Raw &raw, Value n, Value k,
                                              int64_t count) {
-  if (!isInteger(c.b) || (c.b == DType::I8 && op.getBInputs().empty()))
+  if (plainChain())
     return convertAll(raw, count, bElem, bChain);
-  // The b inputs of each group the elements lie in (checkSchedule: the
-  // load's elements lie in whole groups, or in one).
-  int64_t piece = c.group ? std::min(count, c.group) : count;
+  // The b inputs of each group the elements lie in.
+  int64_t piece = bInputPiece(count);
   // Pairs: int8 bytes 2 p, 2 p + 1; i4 elements p, p + 4 of a word's eight,
   // which must lie in one group.
   bool i4 = c.b == DType::I4;
   int64_t perWord = i4 ? 8 : 4, pairSpan = i4 ? 8 : 2;
   bool pairs = weightPairs && count >= pairSpan && piece >= pairSpan;
-  SmallVector<SmallVector<Value>> inputs;
-  for (int64_t q = 0; q < count / piece; ++q)
-    inputs.push_back(loadBInputs(n, g.add(k, g.c64(q * piece)), pairs));
+  SmallVector<SmallVector<Value>> inputs = loadBInputSpan(n, k, count, pairs);
   SmallVector<Value> out(count);
   for (int64_t e = 0; e < count; ++e) {
     // The word holding element e (i4: eight a word; int8: four).
     Value word = wordOf(raw, unsigned(e / perWord) * 4);
-    ArrayRef<Value> in = inputs[e / piece];
+    ArrayRef<Value> in =
+        inputs.empty() ? ArrayRef<Value>() : ArrayRef<Value>(inputs[e / piece]);
     int64_t inWord = e % perWord;
     if (!pairs) {
       out[e] = dequantScalar(intScalar(word, unsigned(inWord)), in);
@@ -224,7 +227,7 @@ SmallVector<Value> SimtEmitter::weightValues(const Raw &raw, Value n, Value k,
 }
 
 Value SimtEmitter::weightScalar(Value row, Value n, Value k) {
-  if (!isInteger(c.b) || (c.b == DType::I8 && op.getBInputs().empty())) {
+  if (plainChain()) {
     Value raw = g.load(g.b.getIntegerType(eb * 8),
                        g.gep(row, g.mul(k, g.c64(eb))), eb, true);
     return emitChain(bChain, asElement(raw, bElem));

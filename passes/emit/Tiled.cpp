@@ -161,18 +161,15 @@ void TiledEmitter::emitBody() {
   // The b inputs of tile t (i64) for each of this lane's weight rows and
   // each piece of its vec k's (one group, or all of them in one), as
   // pairs: [row][piece].
-  int64_t piece = c.group ? std::min(V, c.group) : V;
+  int64_t piece = bInputPiece(V);
   auto tileInputs = [&](Value t) {
     SmallVector<SmallVector<SmallVector<Value>>> in;
     if (op.getBInputs().empty())
       return in;
     Value k0 = g.add(g.mul(t, g.c64(tileK)), g.zext64(g.mul(kLane, g.c32(V))));
-    for (Value row : wRows) {
-      Value n = g.umin(g.add(nBlock, row), g.c32(N() - 1));
-      auto &pieces = in.emplace_back();
-      for (int64_t q = 0; q < V / piece; ++q)
-        pieces.push_back(loadBInputs(n, g.add(k0, g.c64(q * piece)), true));
-    }
+    for (Value row : wRows)
+      in.push_back(loadBInputSpan(g.umin(g.add(nBlock, row), g.c32(N() - 1)),
+                                  k0, V, true));
     return in;
   };
 

@@ -41,8 +41,9 @@
 // An int4 weight tile has rows of 32 bytes (64 k's), 32-byte swizzled (bit
 // 4 of a row's offset flipped by bit 2 of the row: the eight rows a quarter
 // warp reads hit different banks); each consumer thread loads both 16-byte
-// halves of its two rows (four ld.shared.v4) and picks, per k-step, the
-// bytes of its k's 2 t, 2 t + 1 and 2 t + 8, 2 t + 9 with one prmt per row.
+// halves of its two rows (four ld.shared.v4) and takes, per k-step and
+// row, the bytes of its k's 2 t, 2 t + 1 and 2 t + 8, 2 t + 9 alone (one
+// prmt each) to convert them (Dequant.cpp's intPairOfByte).
 // Group-wise b inputs (scales, zeros) are loaded from global memory one
 // tile ahead: each iteration loads the next tile's while it converts this
 // one's with the values the last iteration loaded.

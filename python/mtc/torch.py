@@ -42,9 +42,8 @@ from ._int4 import (check_int4_args, check_int4_tensors, dequantize_int4,
                     unpack_int4)
 from ._tools import MtcError
 from ._torch_base import (DEFAULT_BUCKETS, DEFAULT_MAX_PROBES, HAS_CUSTOM_OP,
-                          KINDS, Kernels, LayerKey, ShapeKey, _ARCHS,
-                          _DTYPES, _check_aligned, _contiguous,
-                          _device_arch, _on_cuda_with, _tensor, graph_name,
+                          KINDS, Kernels, LayerKey, ShapeKey, _DTYPES,
+                          _contiguous, _on_cuda_with, _tensor, graph_name,
                           int4_graph_name, run_layer)
 from .runtime import Artifact
 
@@ -57,8 +56,6 @@ __all__ = [
     "is_woq_module", "kernels", "pack_int4", "repack_gpt_fast_int4", "swap",
     "tinygemm_nibbles", "unpack_int4", "woq_int4_linear", "woq_linear",
 ]
-# Defined here before _torch_base held them; still reached as mtc.torch.X.
-_MOVED = (_ARCHS, _check_aligned, _device_arch)
 
 #===----------------------------------------------------------------------===#
 # int8: argument checks

@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (Debian: python3-torch)")
 import mtc.torch as mt  # noqa: E402
+from mtc import _torch_base  # noqa: E402
 
 needs_custom_op = pytest.mark.skipif(
     not mt.HAS_CUSTOM_OP,
@@ -170,4 +171,4 @@ def test_unsupported_gpu_is_named(monkeypatch):
     with pytest.raises(mt.MtcError, match=re.escape(
             "mtc: cuda:0 (Tesla T4) is sm_75; mtc compiles for sm_80, sm_89, "
             "sm_90a")):
-        mt._device_arch(0)
+        _torch_base._device_arch(0)
