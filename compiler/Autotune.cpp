@@ -237,7 +237,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
       Prober prober(func, options, k, *device, tuning);
       TuneOptions search = tuning.search;
       if (auto c = dyn_cast<ContractOp>(op)) {
-        ContractShape shape = ContractShape::of(c);
+        ContractShape shape = contractShape(c);
         search.m = shape.m;
         search.startForKind = [shape, target](ScheduleKind kind) {
           return defaultContractSchedule(shape, kind, target);

@@ -82,7 +82,7 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
           << options.arch;
       return llvm::make_error<ReportedError>();
     }
-    ops[index]->setAttr("schedule", schedule.toAttr(ctx));
+    ops[index]->setAttr("schedule", ScheduleAttr::get(ctx, schedule));
   }
   PassManager schedules(ctx);
   PipelineOptions pipeline;
@@ -147,8 +147,7 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
                                        ret->operand_end());
 
   for (auto [i, op] : llvm::enumerate(kernelOps(f))) {
-    auto schedule =
-        ScheduleParams::of(op->getAttrOfType<ScheduleAttr>("schedule"));
+    auto schedule = op->getAttrOfType<ScheduleAttr>("schedule").getParams();
     LaunchConfig launch = launchConfig(op, schedule);
     Value result = op->getResult(0);
     auto nodes = op->getAttrOfType<ArrayAttr>("nodes");
@@ -213,7 +212,7 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
     k.schedule = schedule.str();
     k.scheduleFields = scheduleFields(schedule);
     if (auto c = dyn_cast<ContractOp>(op)) {
-      ContractShape shape = ContractShape::of(c);
+      ContractShape shape = contractShape(c);
       k.flops = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
     } else {
       k.flops = double(numElementsOf(result.getType()));

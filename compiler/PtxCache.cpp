@@ -8,6 +8,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/Version.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"

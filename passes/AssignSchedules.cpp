@@ -29,8 +29,8 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
     getOperation().walk([&](Operation *op) {
       if (!isa<ContractOp, ElementwiseOp>(op) || op->hasAttr("schedule"))
         return;
-      op->setAttr("schedule",
-                  defaultSchedule(op, target).toAttr(&getContext()));
+      op->setAttr("schedule", ScheduleAttr::get(&getContext(),
+                                                defaultSchedule(op, target)));
     });
   }
 };

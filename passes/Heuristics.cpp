@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Heuristics.h"
+#include "dialects/Kernel/KernelOps.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -392,7 +393,7 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
 ScheduleParams mtc::defaultSchedule(Operation *op,
                                     const ScheduleTarget &target) {
   if (auto c = dyn_cast<ContractOp>(op))
-    return defaultContractSchedule(ContractShape::of(c), target);
+    return defaultContractSchedule(contractShape(c), target);
   ScheduleParams s;
   s.kind = ScheduleKind::elementwise;
   s.warps = 4;

@@ -12,6 +12,8 @@
 
 #include "dialects/Kernel/Schedule.h"
 
+#include "mlir/IR/Operation.h"
+
 #include <optional>
 
 namespace mtc {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "dialects/Kernel/KernelOps.h"
 #include "dialects/Kernel/Schedule.h"
 #include "passes/KernelEmitter.h"
 
@@ -49,16 +50,14 @@ struct LowerToNVVM : mtc::impl::LowerToNVVMBase<LowerToNVVM> {
           return signalPassFailure();
         auto kernel = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
         LaunchConfig l = launchConfig(
-            &op,
-            ScheduleParams::of(op.getAttrOfType<ScheduleAttr>("schedule")));
+            &op, op.getAttrOfType<ScheduleAttr>("schedule").getParams());
         kernel->setAttr("mtc.nodes", op.getAttr("nodes"));
         kernel->setAttr("mtc.grid", b.getDenseI64ArrayAttr(l.grid));
         kernel->setAttr("mtc.block", b.getDenseI64ArrayAttr(l.block));
         kernel->setAttr(
             "mtc.schedule",
             b.getStringAttr(
-                ScheduleParams::of(op.getAttrOfType<ScheduleAttr>("schedule"))
-                    .str()));
+                op.getAttrOfType<ScheduleAttr>("schedule").getParams().str()));
       }
     }
     for (graph::FuncOp func : funcs)

@@ -8,7 +8,7 @@
 #ifndef MTC_RUNTIME_HOSTTENSOR_H
 #define MTC_RUNTIME_HOSTTENSOR_H
 
-#include "dialects/Graph/ShapeRules.h"
+#include "dialects/Common/DType.h"
 
 #include <cstdint>
 #include <vector>

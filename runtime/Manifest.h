@@ -9,7 +9,7 @@
 #ifndef MTC_RUNTIME_MANIFEST_H
 #define MTC_RUNTIME_MANIFEST_H
 
-#include "dialects/Graph/ShapeRules.h"
+#include "dialects/Common/DType.h"
 #include "runtime/TensorMap.h"
 
 #include "llvm/Support/Error.h"

@@ -15,10 +15,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mtc {
-/// The DType of an MLIR element type, if mtc supports it.
-std::optional<DType> dtypeOf(mlir::Type t);
-/// The MLIR element type of a DType.
-mlir::Type toMlirType(mlir::MLIRContext *ctx, DType t);
 /// The name a NameLoc (possibly nested in a FusedLoc) gives, or "".
 llvm::StringRef nameFromLoc(mlir::Location loc);
 } // namespace mtc
@@ -36,9 +32,6 @@ void setNodeResultName(mlir::Operation *op, mlir::OpAsmSetValueNameFn fn);
 /// Checks shared by every node: the result obeys checkShape (positive dims,
 /// at most 2^40 elements); a convert keeps the shape.
 llvm::LogicalResult verifyNode(mlir::Operation *op);
-/// checkShape on a tensor type, reported on `op`.
-llvm::LogicalResult verifyTensorLimits(mlir::Operation *op,
-                                       llvm::StringRef what, mlir::Type type);
 } // namespace mtc::graph
 
 #define GET_OP_CLASSES

@@ -1,28 +1,21 @@
-//===- KernelDialect.cpp - mtc kernel dialect
-//------------------------------===//
+//===- KernelDialect.cpp - mtc kernel dialect -----------------------------===//
+//
+// The dialect itself: it registers the ops (KernelOps.cpp) and the attribute
+// (KernelAttrs.cpp), and so sits above both.
+//
+//===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelDialect.h"
 #include "dialects/Kernel/KernelOps.h"
-#include "dialects/Kernel/Schedule.h"
-
-#include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mtc::kernel;
 
 #include "dialects/Kernel/KernelDialect.cpp.inc"
-#include "dialects/Kernel/KernelEnums.cpp.inc"
-
-#define GET_ATTRDEF_CLASSES
-#include "dialects/Kernel/KernelAttrs.cpp.inc"
 
 void KernelDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Kernel/KernelOps.cpp.inc"
       >();
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "dialects/Kernel/KernelAttrs.cpp.inc"
-      >();
+  registerAttributes();
 }

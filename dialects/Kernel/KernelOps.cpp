@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelOps.h"
-#include "dialects/Graph/GraphOps.h"
-#include "dialects/Kernel/Schedule.h"
+#include "dialects/Kernel/WeightSide.h"
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mtc;
@@ -33,73 +33,6 @@ bool mtc::kernel::isAllowedScalarOp(Operation *op) {
          llvm::all_of(op->getResultTypes(), isScalar);
 }
 
-/// Conversion ops that may form the body's per-operand chains.
-static bool isConversion(Operation *op) {
-  return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp>(
-      op);
-}
-
-MapResult mtc::kernel::decodeMapResult(AffineExpr expr) {
-  MapResult r;
-  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-    r.dim = dim.getPosition();
-  } else if (auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
-             bin && bin.getKind() == AffineExprKind::FloorDiv) {
-    auto dim = dyn_cast<AffineDimExpr>(bin.getLHS());
-    auto cst = dyn_cast<AffineConstantExpr>(bin.getRHS());
-    if (dim && cst) {
-      r.dim = dim.getPosition();
-      r.divisor = cst.getValue();
-    }
-  }
-  return r;
-}
-
-LogicalResult mtc::kernel::verifyIndexingMap(Operation *op, StringRef what,
-                                             AffineMap map,
-                                             ArrayRef<int64_t> iterShape,
-                                             ArrayRef<int64_t> inputShape) {
-  if (map.getNumDims() != iterShape.size() || map.getNumSymbols() != 0)
-    return op->emitOpError()
-           << what << ": map " << AffineMapAttr::get(map) << " must have "
-           << iterShape.size() << " dims and no symbols";
-  if (map.getNumResults() != inputShape.size())
-    return op->emitOpError()
-           << what << ": map " << AffineMapAttr::get(map) << " has "
-           << map.getNumResults() << " results but the input has rank "
-           << inputShape.size();
-  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
-    MapResult r = decodeMapResult(expr);
-    if (!r.isZero() && r.divisor == 1) {
-      if (inputShape[i] != iterShape[r.dim])
-        return op->emitOpError() << what << ": input dim " << i << " has size "
-                                 << inputShape[i] << " but is indexed by d"
-                                 << r.dim << " of size " << iterShape[r.dim];
-      continue;
-    }
-    if (!r.isZero()) {
-      if (r.divisor < 2 || inputShape[i] * r.divisor != iterShape[r.dim])
-        return op->emitOpError()
-               << what << ": input dim " << i << " has size " << inputShape[i]
-               << " but is indexed by d" << r.dim << " floordiv " << r.divisor
-               << " over " << iterShape[r.dim]
-               << "; a group size of at least 2 must divide the iteration "
-                  "dim into exactly the input's size";
-      continue;
-    }
-    auto cst = dyn_cast<AffineConstantExpr>(expr);
-    if (!cst || cst.getValue() != 0)
-      return op->emitOpError()
-             << what << ": map result #" << i
-             << " must be a dim, a dim floordiv a constant, or the constant 0";
-    if (inputShape[i] != 1)
-      return op->emitOpError()
-             << what << ": input dim " << i << " has size " << inputShape[i]
-             << " but is broadcast (indexed by 0); only size-1 dims broadcast";
-  }
-  return success();
-}
-
 static LogicalResult verifyTensor(Operation *op, StringRef what, Type t) {
   auto tensor = dyn_cast<RankedTensorType>(t);
   if (!tensor || !tensor.hasStaticShape() || tensor.getRank() < 1 ||
@@ -108,7 +41,7 @@ static LogicalResult verifyTensor(Operation *op, StringRef what, Type t) {
                              << " must be a statically shaped tensor (rank >= "
                                 "1) of i4, i8, f16, bf16 or f32, got "
                              << t;
-  return graph::verifyTensorLimits(op, what, t);
+  return verifyTensorLimits(op, what, t);
 }
 
 /// A kernel's result: any tensor verifyTensor takes but i4 (a storage type
@@ -155,7 +88,7 @@ static LogicalResult verifyScheduleOf(Operation *op,
                                       std::optional<ScheduleAttr> attr) {
   if (!attr)
     return success();
-  ScheduleParams s = ScheduleParams::of(*attr);
+  ScheduleParams s = attr->getParams();
   std::string err = checkSchedule(op, s);
   if (!err.empty())
     return op->emitOpError()
@@ -214,9 +147,9 @@ static LogicalResult verifyBInputs(ContractOp op, int64_t n, int64_t k) {
   return success();
 }
 
-int64_t ContractOp::getM() { return ContractShape::of(*this).m; }
-int64_t ContractOp::getN() { return ContractShape::of(*this).n; }
-int64_t ContractOp::getK() { return ContractShape::of(*this).k; }
+int64_t ContractOp::getM() { return contractShape(*this).m; }
+int64_t ContractOp::getN() { return contractShape(*this).n; }
+int64_t ContractOp::getK() { return contractShape(*this).k; }
 
 /// The ops from `arg` to `v`, if `v` is `arg` converted by a chain of
 /// single-operand conversions.
@@ -232,40 +165,6 @@ static FailureOr<SmallVector<Operation *>> chainFrom(BlockArgument arg,
   }
   std::reverse(ops.begin(), ops.end());
   return ops;
-}
-
-/// Ops that may form the weight's side of the body when it reads b_inputs.
-static bool isWeightSideOp(Operation *op) {
-  return isConversion(op) ||
-         isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op);
-}
-
-/// The ops `v` is computed from inside `block`, in block order, if they are
-/// all weight-side ops reading no argument but #1 (b) and those from
-/// `firstInput` on (the b_inputs); failure otherwise.
-static FailureOr<SmallVector<Operation *>> weightSide(Block &block, Value v,
-                                                      unsigned firstInput) {
-  llvm::SmallPtrSet<Operation *, 16> ops;
-  SmallVector<Value> work{v};
-  while (!work.empty()) {
-    Value cur = work.pop_back_val();
-    if (auto arg = dyn_cast<BlockArgument>(cur)) {
-      if (arg.getOwner() != &block ||
-          (arg.getArgNumber() != 1 && arg.getArgNumber() < firstInput))
-        return failure();
-      continue;
-    }
-    Operation *def = cur.getDefiningOp();
-    if (!def || def->getBlock() != &block || !isWeightSideOp(def))
-      return failure();
-    if (ops.insert(def).second)
-      llvm::append_range(work, def->getOperands());
-  }
-  SmallVector<Operation *> ordered;
-  for (Operation &op : block)
-    if (ops.contains(&op))
-      ordered.push_back(&op);
-  return ordered;
 }
 
 static arith::MulFOp bodyProduct(ContractOp op) {
@@ -286,7 +185,7 @@ SmallVector<Operation *> ContractOp::getBChain() {
 }
 
 SmallVector<Operation *> ContractOp::getBOps() {
-  auto ops = weightSide(getBody().front(), bodyProduct(*this).getRhs(), 2);
+  auto ops = weightSideOps(getBody().front(), bodyProduct(*this).getRhs(), 2);
   return succeeded(ops) ? *ops : SmallVector<Operation *>{};
 }
 
@@ -380,7 +279,7 @@ LogicalResult ContractOp::verifyRegions() {
                        "operands");
   auto aChain = chainFrom(body.getArgument(0), mul.getLhs());
   if (!getBInputs().empty()) {
-    auto bSide = weightSide(body, mul.getRhs(), 2);
+    auto bSide = weightSideOps(body, mul.getRhs(), 2);
     if (failed(aChain) || failed(bSide))
       return emitOpError("body must multiply %a, converted to f32 by a chain "
                          "of arith conversions, and an expression of arith "
@@ -486,6 +385,59 @@ void ElementwiseOp::getAsmBlockArgumentNames(Region &region,
     return;
   for (auto [i, arg] : llvm::enumerate(region.front().getArguments()))
     fn(arg, "in" + std::to_string(i));
+}
+
+//===----------------------------------------------------------------------===//
+// Problems and schedules
+//===----------------------------------------------------------------------===//
+
+ContractShape mtc::kernel::contractShape(ContractOp op) {
+  ContractShape c;
+  auto a = cast<RankedTensorType>(op.getA().getType());
+  auto b = cast<RankedTensorType>(op.getB().getType());
+  auto r = cast<RankedTensorType>(op.getType());
+  c.aTransposed = op.getATransposed();
+  c.bTransposed = op.getBTransposed();
+  c.a = *dtypeOf(a.getElementType());
+  c.b = *dtypeOf(b.getElementType());
+  c.out = *dtypeOf(r.getElementType());
+  c.n = c.bTransposed ? b.getDimSize(1) : b.getDimSize(0);
+  c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
+  SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
+  c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
+  if (isInteger(c.b))
+    c.mmaBChain = hasWeightPairs(op.getBody().front(), a.getElementType());
+  else
+    c.mmaBChain = op.getBInputs().empty() && bChain.size() == 1 &&
+                  isa<arith::ExtFOp>(bChain[0]) &&
+                  bChain[0]->getResult(0).getType().isF32();
+  c.bInputs = op.getBInputs().size();
+  c.group = op.getGroupSize();
+  c.m = 1;
+  if (c.aTransposed)
+    c.m = a.getDimSize(1);
+  else
+    for (int64_t d : a.getShape().drop_back())
+      c.m *= d;
+  return c;
+}
+
+int64_t mtc::kernel::numElementsOf(Type t) {
+  return numElements(cast<ShapedType>(t).getShape()).value_or(0);
+}
+
+std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
+  if (auto c = dyn_cast<ContractOp>(op))
+    return checkContractSchedule(contractShape(c), s);
+  if (auto e = dyn_cast<ElementwiseOp>(op))
+    return checkElementwiseSchedule(numElementsOf(e.getType()), s);
+  return "not a kernel op";
+}
+
+LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
+  if (auto c = dyn_cast<ContractOp>(op))
+    return contractLaunchConfig(contractShape(c), s);
+  return elementwiseLaunchConfig(numElementsOf(op->getResult(0).getType()), s);
 }
 
 #define GET_OP_CLASSES

@@ -2,7 +2,10 @@
 #ifndef MTC_DIALECTS_KERNEL_KERNELOPS_H
 #define MTC_DIALECTS_KERNEL_KERNELOPS_H
 
+#include "dialects/Kernel/IndexingMaps.h"
 #include "dialects/Kernel/KernelDialect.h"
+#include "dialects/Kernel/KernelEnums.h"
+#include "dialects/Kernel/Schedule.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/Attributes.h"
@@ -12,13 +15,6 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "dialects/Kernel/KernelEnums.h.inc"
-
-namespace mtc::kernel {
-/// The one parameter of #kernel.schedule (dialects/Kernel/Schedule.h).
-struct ScheduleParams;
-} // namespace mtc::kernel
-
 #define GET_ATTRDEF_CLASSES
 #include "dialects/Kernel/KernelAttrs.h.inc"
 
@@ -26,27 +22,21 @@ struct ScheduleParams;
 #include "dialects/Kernel/KernelOps.h.inc"
 
 namespace mtc::kernel {
-/// One result of an indexing map: iteration dim `dim` divided by `divisor`
-/// (rounding down), or the constant 0 (dim < 0).
-struct MapResult {
-  int dim = -1;
-  int64_t divisor = 1;
-  bool isZero() const { return dim < 0; }
-};
-/// The result `expr` of a verified indexing map.
-MapResult decodeMapResult(mlir::AffineExpr expr);
-
-/// Checks that `map` indexes a tensor of `inputShape` from an iteration space
-/// of `iterShape`: every result is a dim of equal size, the constant 0 for a
-/// dim of size 1, or a dim `floordiv G` for a dim G times smaller (each
-/// element read by G consecutive iterations: graph.repeat).
-llvm::LogicalResult verifyIndexingMap(mlir::Operation *op, llvm::StringRef what,
-                                      mlir::AffineMap map,
-                                      llvm::ArrayRef<int64_t> iterShape,
-                                      llvm::ArrayRef<int64_t> inputShape);
-
 /// True for the scalar ops kernel regions may contain.
 bool isAllowedScalarOp(mlir::Operation *op);
+
+/// The problem `op` solves (Schedule.h), without the IR.
+ContractShape contractShape(ContractOp op);
+
+/// Elements of the result of an elementwise op.
+int64_t numElementsOf(mlir::Type t);
+
+/// Why `s` cannot run `op`, a kernel op ("" if it can): the verifier, the
+/// lowering, the tuner and --schedule all ask it.
+std::string checkSchedule(mlir::Operation *op, const ScheduleParams &s);
+
+/// The launch that `s` gives kernel op `op`.
+LaunchConfig launchConfig(mlir::Operation *op, const ScheduleParams &s);
 } // namespace mtc::kernel
 
 #endif // MTC_DIALECTS_KERNEL_KERNELOPS_H

@@ -34,6 +34,11 @@ def Kernel_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
+  // The attribute is registered where its storage is defined
+  // (KernelAttrs.cpp), so that the ops need not see the dialect.
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class Kernel_Op<string mnemonic, list<Trait> traits = []>

@@ -7,53 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/Schedule.h"
-#include "dialects/Graph/GraphOps.h"
-#include "dialects/Kernel/WeightSide.h"
 
 #include "llvm/Support/MathExtras.h"
 
-using namespace mlir;
 using namespace mtc;
 using namespace mtc::kernel;
 
 //===----------------------------------------------------------------------===//
 // Problems
 //===----------------------------------------------------------------------===//
-
-ContractShape ContractShape::of(ContractOp op) {
-  ContractShape c;
-  auto a = cast<RankedTensorType>(op.getA().getType());
-  auto b = cast<RankedTensorType>(op.getB().getType());
-  auto r = cast<RankedTensorType>(op.getType());
-  c.aTransposed = op.getATransposed();
-  c.bTransposed = op.getBTransposed();
-  c.a = *dtypeOf(a.getElementType());
-  c.b = *dtypeOf(b.getElementType());
-  c.out = *dtypeOf(r.getElementType());
-  c.n = c.bTransposed ? b.getDimSize(1) : b.getDimSize(0);
-  c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
-  SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
-  c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
-  if (isInteger(c.b))
-    c.mmaBChain = hasWeightPairs(op, a.getElementType());
-  else
-    c.mmaBChain = op.getBInputs().empty() && bChain.size() == 1 &&
-                  isa<arith::ExtFOp>(bChain[0]) &&
-                  bChain[0]->getResult(0).getType().isF32();
-  c.bInputs = op.getBInputs().size();
-  c.group = op.getGroupSize();
-  c.m = 1;
-  if (c.aTransposed)
-    c.m = a.getDimSize(1);
-  else
-    for (int64_t d : a.getShape().drop_back())
-      c.m *= d;
-  return c;
-}
-
-int64_t mtc::kernel::numElementsOf(Type t) {
-  return numElements(cast<ShapedType>(t).getShape()).value_or(0);
-}
 
 //===----------------------------------------------------------------------===//
 // SIMT contraction geometry
@@ -386,14 +348,6 @@ std::string mtc::kernel::checkElementwiseSchedule(int64_t numElements,
   return "";
 }
 
-std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
-  if (auto c = dyn_cast<ContractOp>(op))
-    return checkContractSchedule(ContractShape::of(c), s);
-  if (auto e = dyn_cast<ElementwiseOp>(op))
-    return checkElementwiseSchedule(numElementsOf(e.getType()), s);
-  return "not a kernel op";
-}
-
 //===----------------------------------------------------------------------===//
 // Launch geometry
 //===----------------------------------------------------------------------===//
@@ -424,14 +378,14 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
   return l;
 }
 
-LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
-  if (auto c = dyn_cast<ContractOp>(op))
-    return contractLaunchConfig(ContractShape::of(c), s);
+LaunchConfig mtc::kernel::elementwiseLaunchConfig(int64_t numElements,
+                                                  const ScheduleParams &s) {
   LaunchConfig l;
   int64_t threads = s.warps * 32;
-  int64_t n = numElementsOf(op->getResult(0).getType());
   // divideCeil of two int64_t is unsigned; braces do not narrow implicitly.
-  l.grid = {static_cast<int64_t>(llvm::divideCeil(n, threads * s.vec)), 1, 1};
+  l.grid = {
+      static_cast<int64_t>(llvm::divideCeil(numElements, threads * s.vec)), 1,
+      1};
   l.block = {threads, 1, 1};
   return l;
 }

@@ -1,20 +1,22 @@
 //===- Schedule.h - Schedule fields, legality, launch geometry --*- C++ -*-===//
 //
 // A kernel's schedule as plain data, and everything that depends on it but
-// not on the kernel's code. kScheduleFields describes every field once: the
-// text form, #kernel.schedule, the manifest and the tuner's search space are
-// all written against it (ScheduleFormat.cpp). Schedule.cpp says which
-// schedules are legal for an op and the grid/block/shared-memory/workspace
-// that a schedule implies; the lowering, the manifest and the tuner all call
-// it, so they agree. The heuristic start schedules, fitted to measurements,
-// live with the passes (passes/Heuristics.h).
+// not on the kernel's code: nothing here knows the ops (KernelOps.h takes a
+// problem and a schedule from an op: contractShape, checkSchedule).
+// kScheduleFields describes every field once: the text form, #kernel.schedule,
+// the manifest and the tuner's search space are all written against it
+// (ScheduleFormat.cpp). Schedule.cpp says which schedules are legal for an op
+// and the grid/block/shared-memory/workspace that a schedule implies; the
+// lowering, the manifest and the tuner all call it, so they agree. The
+// heuristic start schedules, fitted to measurements, live with the passes
+// (passes/Heuristics.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_DIALECTS_KERNEL_SCHEDULE_H
 #define MTC_DIALECTS_KERNEL_SCHEDULE_H
 
-#include "dialects/Graph/ShapeRules.h"
-#include "dialects/Kernel/KernelOps.h"
+#include "dialects/Common/DType.h"
+#include "dialects/Kernel/KernelEnums.h"
 
 #include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/StringRef.h"
@@ -40,7 +42,6 @@ struct ContractShape {
   /// their values covers: the group size, K where they are read per row, 0
   /// without b inputs.
   int64_t bInputs = 0, group = 0;
-  static ContractShape of(ContractOp op);
   /// Bytes of `elements` weight elements.
   int64_t weightBytes(int64_t elements) const {
     return tensorBytes(b, elements);
@@ -62,8 +63,6 @@ struct ScheduleParams {
 
   /// A simt schedule with every field at its default.
   ScheduleParams();
-  static ScheduleParams of(ScheduleAttr attr);
-  ScheduleAttr toAttr(mlir::MLIRContext *ctx) const;
   /// "simt w4 r2 kw1 v16 u4 mt1 sk1": the kind, then every field in table
   /// order, those that are not shown at their default (" rg128 mw2 st4")
   /// only when set.
@@ -288,14 +287,13 @@ inline bool isPow2In(int64_t v, int64_t lo, int64_t hi) {
 /// tensor-core kinds share.
 std::string checkWgmmaSchedule(const ContractShape &c, const ScheduleParams &s);
 
-/// Why `s` cannot run `op` ("" if it can).
-std::string checkSchedule(mlir::Operation *op, const ScheduleParams &s);
+/// Why `s` cannot run a contraction of `c`, or an elementwise kernel of
+/// `numElements` ("" if it can); checkSchedule (KernelOps.h) asks them.
 std::string checkContractSchedule(const ContractShape &c,
                                   const ScheduleParams &s);
 std::string checkElementwiseSchedule(int64_t numElements,
                                      const ScheduleParams &s);
 
-LaunchConfig launchConfig(mlir::Operation *op, const ScheduleParams &s);
 LaunchConfig contractLaunchConfig(const ContractShape &c,
                                   const ScheduleParams &s);
 
@@ -343,9 +341,8 @@ std::string mmaSupport(const ContractShape &c, bool aIsExtF, bool bIsCast,
                        bool kInTiles = true);
 ContractGeometry contractGeometry(const ContractShape &c,
                                   const ScheduleParams &s);
-
-/// Elements of the result of an elementwise op.
-int64_t numElementsOf(mlir::Type t);
+LaunchConfig elementwiseLaunchConfig(int64_t numElements,
+                                     const ScheduleParams &s);
 
 } // namespace mtc::kernel
 

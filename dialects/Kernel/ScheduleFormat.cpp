@@ -1,29 +1,24 @@
 //===- ScheduleFormat.cpp - Schedules as text and as attributes -----------===//
 //
-// Everything that walks kScheduleFields: the text form ("tiled w2 r2 kw1 v32
-// u1 mt64 sk1 st4"), #kernel.schedule's syntax and storage, equality and the
-// tuner's ranges.
+// Everything that walks kScheduleFields but the attribute (KernelAttrs.cpp):
+// the text form ("tiled w2 r2 kw1 v32 u1 mt64 sk1 st4"), equality, hashing
+// and the tuner's ranges.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/Schedule.h"
 
-#include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/raw_ostream.h"
 
-using namespace mlir;
 using namespace mtc;
+using llvm::SmallString;
+using llvm::SmallVector;
+using llvm::StringRef;
 using namespace mtc::kernel;
 
 //===----------------------------------------------------------------------===//
 // Plain data
 //===----------------------------------------------------------------------===//
-
-ScheduleParams ScheduleParams::of(ScheduleAttr a) { return a.getParams(); }
-
-ScheduleAttr ScheduleParams::toAttr(MLIRContext *ctx) const {
-  return ScheduleAttr::get(ctx, *this);
-}
 
 bool ScheduleParams::operator==(const ScheduleParams &o) const {
   if (kind != o.kind)
@@ -115,84 +110,4 @@ std::optional<ScheduleParams> ScheduleParams::parse(StringRef text,
     s.*f->member = v;
   }
   return s;
-}
-
-//===----------------------------------------------------------------------===//
-// #kernel.schedule
-//===----------------------------------------------------------------------===//
-
-void ScheduleAttr::print(AsmPrinter &printer) const {
-  ScheduleParams s = getParams();
-  printer << "<kind = " << stringifyScheduleKind(s.kind);
-  for (const ScheduleField &f : kScheduleFields)
-    if (f.shownAtDefault || s.*f.member != f.defaultValue)
-      printer << ", " << f.name << " = " << s.*f.member;
-  printer << ">";
-}
-
-/// Parses the kind's keyword (the error messages are ODS's for an enum).
-static FailureOr<ScheduleKind> parseKind(AsmParser &parser) {
-  SMLoc loc = parser.getCurrentLocation();
-  std::string word;
-  if (failed(parser.parseKeywordOrString(&word)))
-    return failure();
-  if (std::optional<ScheduleKind> kind = symbolizeScheduleKind(word))
-    return *kind;
-  InFlightDiagnostic d = parser.emitError(loc)
-                         << "expected ::mtc::kernel::ScheduleKind to be one "
-                            "of: ";
-  for (uint32_t i = 0; i <= getMaxEnumValForScheduleKind(); ++i)
-    d << (i ? ", " : "") << stringifyScheduleKind(ScheduleKind(i));
-  return failure();
-}
-
-/// `<` then `name = value` pairs in any order, `>`; what a struct(params)
-/// format over the kind and the fields would accept, with the same errors.
-Attribute ScheduleAttr::parse(AsmParser &parser, Type) {
-  ScheduleParams s;
-  bool seenKind = false;
-  std::array<bool, kNumScheduleFields> seen = {};
-  auto fail = [&](const Twine &message) {
-    parser.emitError(parser.getCurrentLocation(), message);
-    return Attribute();
-  };
-  auto typeError = [&](StringRef name, StringRef type) {
-    return fail("failed to parse Kernel_ScheduleAttr parameter '" + name +
-                "' which is to be a `" + type + "`");
-  };
-  if (parser.parseLess())
-    return {};
-  do {
-    StringRef key;
-    if (parser.parseKeyword(&key))
-      return fail("expected a parameter name in struct");
-    if (parser.parseEqual())
-      return {};
-    if (key == "kind" && !seenKind) {
-      seenKind = true;
-      FailureOr<ScheduleKind> kind = parseKind(parser);
-      if (failed(kind))
-        return typeError("kind", "::mtc::kernel::ScheduleKind");
-      s.kind = *kind;
-      continue;
-    }
-    const ScheduleField *f = llvm::find_if(
-        kScheduleFields, [&](const ScheduleField &f) { return f.name == key; });
-    size_t i = f - std::begin(kScheduleFields);
-    if (i == kNumScheduleFields || seen[i])
-      return fail("duplicate or unknown struct parameter name: " + key);
-    seen[i] = true;
-    FailureOr<int64_t> value = FieldParser<int64_t>::parse(parser);
-    if (failed(value))
-      return typeError(f->name, "int64_t");
-    s.*f->member = *value;
-  } while (succeeded(parser.parseOptionalComma()));
-  if (!seenKind)
-    return fail("struct is missing required parameter: kind");
-  for (auto [i, f] : llvm::enumerate(kScheduleFields))
-    if (f.shownAtDefault && !seen[i])
-      return fail("struct is missing required parameter: " + f.name);
-  if (parser.parseGreater())
-    return {};
-  return get(parser.getContext(), s);
 }

@@ -10,9 +10,46 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mtc::kernel;
+
+bool mtc::kernel::isConversion(Operation *op) {
+  return isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp>(
+      op);
+}
+
+/// Ops that may form the weight's side of the body when it reads b_inputs.
+static bool isWeightSideOp(Operation *op) {
+  return isConversion(op) ||
+         isa<arith::AddFOp, arith::SubFOp, arith::MulFOp>(op);
+}
+
+FailureOr<SmallVector<Operation *>>
+mtc::kernel::weightSideOps(Block &block, Value v, unsigned firstInput) {
+  llvm::SmallPtrSet<Operation *, 16> ops;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(cur)) {
+      if (arg.getOwner() != &block ||
+          (arg.getArgNumber() != 1 && arg.getArgNumber() < firstInput))
+        return failure();
+      continue;
+    }
+    Operation *def = cur.getDefiningOp();
+    if (!def || def->getBlock() != &block || !isWeightSideOp(def))
+      return failure();
+    if (ops.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered;
+  for (Operation &op : block)
+    if (ops.contains(&op))
+      ordered.push_back(&op);
+  return ordered;
+}
 
 namespace {
 struct PairValue {
@@ -21,14 +58,20 @@ struct PairValue {
 };
 } // namespace
 
-Value mtc::kernel::walkWeightPairs(ContractOp op, Type half,
+Value mtc::kernel::walkWeightPairs(Block &body, Type half,
                                    const WeightPairBuilder &builder) {
   if (!half.isBF16() && !half.isF16())
     return {};
-  Block &body = op.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
-  auto product = yield.getValue().getDefiningOp<arith::MulFOp>();
+  // The body yields the product of the activation's and the weight's sides.
+  Operation *yield = body.getTerminator();
+  auto product = yield && yield->getNumOperands() == 1
+                     ? yield->getOperand(0).getDefiningOp<arith::MulFOp>()
+                     : arith::MulFOp();
   if (!product)
+    return {};
+  FailureOr<SmallVector<Operation *>> bOps =
+      weightSideOps(body, product.getRhs(), 2);
+  if (failed(bOps))
     return {};
   llvm::DenseMap<Value, PairValue> values;
   // An operand's pair, if it is exact in the half type: a value computed
@@ -44,7 +87,7 @@ Value mtc::kernel::walkWeightPairs(ContractOp op, Type half,
     values[v] = {pair, true};
     return pair;
   };
-  for (Operation *inner : op.getBOps()) {
+  for (Operation *inner : *bOps) {
     Value result = inner->getResult(0);
     Value in = inner->getOperand(0);
     if (auto cvt = dyn_cast<arith::SIToFPOp>(inner)) {
@@ -84,11 +127,13 @@ Value mtc::kernel::walkWeightPairs(ContractOp op, Type half,
   return exact(product.getRhs());
 }
 
-bool mtc::kernel::hasWeightPairs(ContractOp op, Type half) {
-  Value placeholder = op.getResult();
+bool mtc::kernel::hasWeightPairs(Block &body, Type half) {
+  if (body.getNumArguments() == 0)
+    return false;
+  Value placeholder = body.getArgument(0);
   WeightPairBuilder check{
       [&](Operation *) { return placeholder; },
       [&](unsigned) { return placeholder; },
       [&](Operation *, Value, Value) { return placeholder; }};
-  return bool(walkWeightPairs(op, half, check));
+  return bool(walkWeightPairs(body, half, check));
 }

@@ -16,7 +16,10 @@
 #ifndef MTC_DIALECTS_KERNEL_WEIGHTSIDE_H
 #define MTC_DIALECTS_KERNEL_WEIGHTSIDE_H
 
-#include "dialects/Kernel/KernelOps.h"
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/LogicalResult.h"
 
 #include <functional>
 
@@ -36,14 +39,25 @@ struct WeightPairBuilder {
       binary;
 };
 
-/// Walks the weight side of `op`'s body (an integer weight) on pairs of
-/// `half` (bf16 or f16). Returns the pair of the value the body multiplies,
-/// or null if the side cannot be computed so exactly.
-mlir::Value walkWeightPairs(ContractOp op, mlir::Type half,
+/// Conversion ops that may form the body's per-operand chains.
+bool isConversion(mlir::Operation *op);
+
+/// The ops `v` is computed from inside `block`, in block order, if they are
+/// all weight-side ops (conversions, addf, subf, mulf) reading no argument
+/// but #1 (the weight) and those from `firstInput` on (the b inputs);
+/// failure otherwise.
+llvm::FailureOr<llvm::SmallVector<mlir::Operation *>>
+weightSideOps(mlir::Block &block, mlir::Value v, unsigned firstInput);
+
+/// Walks the weight side of a kernel.contract body (an integer weight) on
+/// pairs of `half` (bf16 or f16): the ops weightSideOps finds from the
+/// right operand of the mulf that the body yields. Returns the pair of that
+/// operand, or null if the side cannot be computed so exactly.
+mlir::Value walkWeightPairs(mlir::Block &body, mlir::Type half,
                             const WeightPairBuilder &builder);
 
-/// Whether walkWeightPairs succeeds for `op` and `half`.
-bool hasWeightPairs(ContractOp op, mlir::Type half);
+/// Whether walkWeightPairs succeeds for `body` and `half`.
+bool hasWeightPairs(mlir::Block &body, mlir::Type half);
 
 } // namespace mtc::kernel
 

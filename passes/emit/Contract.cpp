@@ -23,8 +23,8 @@ using Pred = arith::CmpIPredicate;
 
 ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
                                  const EmitOptions &opts)
-    : Emitter(b, op.getLoc(), name, opts), op(op), c(ContractShape::of(op)),
-      s(ScheduleParams::of(*op.getSchedule())), geo(contractGeometry(c, s)) {
+    : Emitter(b, op.getLoc(), name, opts), op(op), c(contractShape(op)),
+      s(op.getSchedule()->getParams()), geo(contractGeometry(c, s)) {
   aElem = elementTypeOf(op.getA());
   bElem = elementTypeOf(op.getB());
   outElem = elementTypeOf(op.getResult());

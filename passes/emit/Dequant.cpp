@@ -192,7 +192,7 @@ Value ContractEmitter::dequantPair(Value converted, ArrayRef<Value> inputs) {
         // a - b: b * -1 + a
         return pairFma(g, f16, rhs, g.c32(int32_t(one | 0x80008000u)), lhs);
       }};
-  Value r = walkWeightPairs(op, aElem, build);
+  Value r = walkWeightPairs(op.getBody().front(), aElem, build);
   assert(r && "the schedule's legality checked the weight side on pairs");
   return r;
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Emitter.h"
 
+#include "dialects/Kernel/KernelOps.h"
 #include "dialects/Kernel/Schedule.h"
 
 #include "mlir/IR/AffineExpr.h"
@@ -25,7 +26,7 @@ public:
   ElementwiseEmitter(OpBuilder &b, ElementwiseOp op, StringRef name,
                      const EmitOptions &opts)
       : Emitter(b, op.getLoc(), name, opts), op(op),
-        s(ScheduleParams::of(*op.getSchedule())) {}
+        s(op.getSchedule()->getParams()) {}
 
   LogicalResult emit();
 

@@ -40,7 +40,7 @@ LogicalResult mtc::emitKernel(OpBuilder &b, Operation *op, StringRef name,
   auto scheduleAttr = op->getAttrOfType<ScheduleAttr>("schedule");
   if (!scheduleAttr)
     return op->emitOpError("has no schedule; run mtc-assign-schedules first");
-  ScheduleParams s = ScheduleParams::of(scheduleAttr);
+  ScheduleParams s = scheduleAttr.getParams();
   std::string err = checkSchedule(op, s);
   if (!err.empty())
     return op->emitOpError("cannot be lowered with schedule ")

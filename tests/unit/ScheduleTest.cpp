@@ -8,10 +8,12 @@
 #include "compiler/Compiler.h"
 #include "compiler/Frontend.h"
 #include "compiler/Tuner.h"
+#include "dialects/Kernel/KernelOps.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -123,14 +125,14 @@ graph act(x: f32[256]) -> f32[256] {
       ASSERT_TRUE(parsed) << err;
       EXPECT_EQ(*parsed, s);
 
-      ScheduleAttr attr = parsed->toAttr(&c.ctx);
+      ScheduleAttr attr = ScheduleAttr::get(&c.ctx, *parsed);
       std::string attrText;
       llvm::raw_string_ostream(attrText) << attr;
       auto reparsed =
           dyn_cast_or_null<ScheduleAttr>(parseAttribute(attrText, &c.ctx));
       ASSERT_TRUE(reparsed) << attrText;
       EXPECT_EQ(reparsed, attr) << attrText;
-      EXPECT_EQ(ScheduleParams::of(reparsed), s) << attrText;
+      EXPECT_EQ(reparsed.getParams(), s) << attrText;
       op->setAttr("schedule", reparsed);
 
       Manifest m = buildManifest(f, CompileOptions());
@@ -176,7 +178,7 @@ TEST(ScheduleFields, AttributeSyntax) {
   EXPECT_EQ(printed, "#kernel.schedule<kind = mma, warps = 8, rows = 2, "
                      "kwarps = 1, vec = 8, unroll = 1, mtile = 1, "
                      "splitk = 2>");
-  EXPECT_EQ(ScheduleParams::of(cast<ScheduleAttr>(a)).str(),
+  EXPECT_EQ(cast<ScheduleAttr>(a).getParams().str(),
             "mma w8 r2 kw1 v8 u1 mt1 sk2");
   // Fields shown at their default are required; the others are not.
   auto [missing, why] =

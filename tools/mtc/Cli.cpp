@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "Cli.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 namespace mtc::cli {
 
 int fail(int code, const llvm::Twine &msg) {
