@@ -4,8 +4,10 @@
 #     (dialects, passes, command line, faults, PTX), the GPU test matrix
 #     (skipped, with the reason, where there is no GPU) and the ptxas no-spill
 #     check (where the CUDA toolkit is installed);
-#  2. the same non-GPU suite built with AddressSanitizer and UBSan;
-#  3. the graph-file fuzzer (libFuzzer, clang) for a bounded time.
+#  2. lit and the tuner's and timing unit tests again, with every core kept
+#     busy (a test that passes only on an idle machine is a bug);
+#  3. the same non-GPU suite built with AddressSanitizer and UBSan;
+#  4. the graph-file fuzzer (libFuzzer, clang) for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${MTC_BUILD_DIR:-build}
@@ -17,6 +19,30 @@ ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
 # Say why tests were skipped (ctest only says that they were).
 grep -h -e "^SKIP:" -e "^SKIPPED \[" "$build/Testing/Temporary/LastTest.log" \
   2>/dev/null || true
+
+# --- a busy machine ---
+# The tests whose outcome could hang on time run again while one spinning
+# process per core competes for every core: lit (the tuner on the fake
+# driver, the tuning cache under signals and racing writers) and the unit
+# tests of the tuner, its cache and of compile and parse times (CPU time,
+# bounded with wide margins). Tuning in tests is bounded by probe counts
+# (tests/layout/check_layout.py checks every lit test that tunes).
+spinners=()
+stop_spinners() {
+  if [ "${#spinners[@]}" -gt 0 ]; then
+    kill "${spinners[@]}" 2>/dev/null || true
+    wait "${spinners[@]}" 2>/dev/null || true
+  fi
+  spinners=()
+}
+trap stop_spinners EXIT
+for _ in $(seq "$(nproc)"); do
+  sh -c 'while :; do :; done' &
+  spinners+=($!)
+done
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" \
+  -R '^(lit|layout|Tuner\.|TuneCache\.|LargeGraph\.|FrontendTest\.(ThousandsOfNodesParseFast|HugeLines))'
+stop_spinners
 
 # --- sanitizers ---
 # The whole non-GPU suite again, built with AddressSanitizer and UBSan (GCC).

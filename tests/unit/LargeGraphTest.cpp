@@ -28,6 +28,7 @@
 //   A recursion 100,000 deep needs several MiB (ASan's larger frames more).
 //
 //===----------------------------------------------------------------------===//
+#include "CpuTime.h"
 #include "compiler/Compiler.h"
 #include "compiler/Frontend.h"
 #include "passes/Passes.h"
@@ -43,12 +44,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <ctime>
 #include <functional>
 #include <string>
 
 using namespace mlir;
 using namespace mtc;
+using mtc::test::cpuTime;
 
 namespace {
 
@@ -192,15 +193,6 @@ struct Parsed {
     return module ? module->lookupSymbol<graph::FuncOp>("g") : nullptr;
   }
 };
-
-double cpuSeconds() { return double(std::clock()) / CLOCKS_PER_SEC; }
-
-/// CPU seconds that `fn` takes.
-double cpuTime(const std::function<void()> &fn) {
-  double start = cpuSeconds();
-  fn();
-  return cpuSeconds() - start;
-}
 
 /// The kernels of a kernel-level graph.func and their nodes, all counted.
 std::pair<size_t, size_t> kernelsAndNodes(ModuleOp module) {
