@@ -160,9 +160,10 @@ def parse_checks(stdout):
     for line in stdout.splitlines():
         if ": ran " in line:
             cur = line.split(":")[0].split(" ")[0]
-        elif "max rel err" in line and cur:
-            err = float(line.split("max rel err")[1].split()[0])
-            checked[cur] = (err, " ok " in line)
+        elif " ulps (rel " in line and cur:
+            # "  out: max err 1 ulps (rel 3.9e-03, ...) ok (tol 2 ulps)"
+            err = float(line.split(" ulps (rel ")[1].split(",")[0])
+            checked[cur] = (err, ") ok (" in line)
     return checked
 
 

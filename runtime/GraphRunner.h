@@ -13,6 +13,7 @@
 #include "runtime/Executor.h"
 #include "runtime/Interpreter.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,15 +62,28 @@ llvm::Expected<GraphRun> runOnRandomInputs(Executor &exec, uint64_t seed,
 struct OutputCheck {
   std::string name;
   Comparison comparison;
+  double tolerance = 0; ///< in ulps of the output's scale
   bool passed = false;
 };
 
+/// `run --check`'s default tolerance for an output of type `t`, in ulps of
+/// its scale (Comparison): what the kernels honestly allow, measured on the
+/// GPU matrix (bench/results/2026-12-02-check): 2 for bf16 and f16, 32 for
+/// f32. `splitK`: a kernel of the graph splits its sums over blocks or warps
+/// and adds the partial sums in another order (f32: 64; 16-bit outputs
+/// measured at most 1 there, and keep 2).
+double defaultCheckUlps(DType t, bool splitK);
+
+/// Whether a kernel of `m` splits K over blocks or warps.
+bool splitsK(const Manifest &m);
+
 /// Runs the fp64 reference of `graph` on `run.inputs` and compares output i
-/// (called `names[i]`) with its reference result, with tolerance `tol` (see
-/// Comparison::passed). Errors are the reference interpreter's.
+/// (called `m.outputs[i]`) with its reference result, within `ulps` ulps of
+/// its scale, or defaultCheckUlps where `ulps` is empty. Errors are the
+/// reference interpreter's.
 llvm::Expected<std::vector<OutputCheck>>
-checkOutputs(graph::FuncOp graph, const GraphRun &run,
-             llvm::ArrayRef<std::string> names, double tol);
+checkOutputs(graph::FuncOp graph, const GraphRun &run, const Manifest &m,
+             std::optional<double> ulps = std::nullopt);
 
 } // namespace mtc
 

@@ -33,6 +33,9 @@ namespace {
 // Elementwise ops
 //===----------------------------------------------------------------------===//
 
+// Every op's result is rounded to its element type, as the graph defines
+// (roundTo: floats to nearest even through f32, integers saturate).
+
 template <typename Fn>
 TensorView mapUnary(const TensorView &a, DType dtype, unsigned threads, Fn fn) {
   return viewOf(dtype, a.shape,
@@ -40,23 +43,30 @@ TensorView mapUnary(const TensorView &a, DType dtype, unsigned threads, Fn fn) {
                                   [&](int64_t begin, int64_t end, double *dst) {
                                     gather(a, a.shape, begin, end, dst);
                                     for (int64_t i = 0; i < end - begin; ++i)
-                                      dst[i] = fn(dst[i]);
+                                      dst[i] = roundTo(dtype, fn(dst[i]));
                                   }));
 }
 
 template <typename Fn>
 TensorView mapBinary(const TensorView &a, const TensorView &b, DType dtype,
                      ArrayRef<int64_t> shape, unsigned threads, Fn fn) {
-  return viewOf(dtype, shape,
-                materializeChunks(product(shape), threads,
-                                  [&](int64_t begin, int64_t end, double *dst) {
-                                    std::vector<double> rhs(
-                                        size_t(end - begin));
-                                    gather(a, shape, begin, end, dst);
-                                    gather(b, shape, begin, end, rhs.data());
-                                    for (int64_t i = 0; i < end - begin; ++i)
-                                      dst[i] = fn(dst[i], rhs[size_t(i)]);
-                                  }));
+  return viewOf(
+      dtype, shape,
+      materializeChunks(product(shape), threads,
+                        [&](int64_t begin, int64_t end, double *dst) {
+                          std::vector<double> rhs(size_t(end - begin));
+                          gather(a, shape, begin, end, dst);
+                          gather(b, shape, begin, end, rhs.data());
+                          for (int64_t i = 0; i < end - begin; ++i)
+                            dst[i] = roundTo(dtype, fn(dst[i], rhs[size_t(i)]));
+                        }));
+}
+
+/// `sums` (a contraction's exact sums) rounded to `dtype`.
+std::vector<double> rounded(DType dtype, std::vector<double> sums) {
+  for (double &v : sums)
+    v = roundTo(dtype, v);
+  return sums;
 }
 
 //===----------------------------------------------------------------------===//
@@ -134,9 +144,10 @@ llvm::Expected<TensorView> Interpreter::linear(Operation &op,
     return std::move(e);
   int64_t K = x.shape.back(), N = w.shape[0];
   auto xr = rows(x);
-  return viewOf(dtype, shape,
-                linearKernel(xr->data(), product(x.shape) / K, K, w, N,
-                             w.strides[0], w.strides[1], threads));
+  return viewOf(
+      dtype, shape,
+      rounded(dtype, linearKernel(xr->data(), product(x.shape) / K, K, w, N,
+                                  w.strides[0], w.strides[1], threads)));
 }
 
 llvm::Expected<TensorView> Interpreter::matmul(Operation &op,
@@ -151,9 +162,10 @@ llvm::Expected<TensorView> Interpreter::matmul(Operation &op,
   // a @ b is linear(a, b^T): w(n, k) = b(k, n).
   int64_t K = a.shape.back(), N = b.shape[1];
   auto ar = rows(a);
-  return viewOf(dtype, shape,
-                linearKernel(ar->data(), product(a.shape) / K, K, b, N,
-                             b.strides[1], b.strides[0], threads));
+  return viewOf(
+      dtype, shape,
+      rounded(dtype, linearKernel(ar->data(), product(a.shape) / K, K, b, N,
+                                  b.strides[1], b.strides[0], threads)));
 }
 
 llvm::Expected<TensorView> Interpreter::binary(Operation &op,
@@ -183,7 +195,7 @@ TensorView Interpreter::convert(const TensorView &t, DType to) {
     v.dtype = to;
     return v;
   }
-  return mapUnary(t, to, threads, [to](double v) { return roundTo(to, v); });
+  return mapUnary(t, to, threads, [](double v) { return v; });
 }
 
 llvm::Expected<TensorView> Interpreter::eval(Operation &op, DType dtype,

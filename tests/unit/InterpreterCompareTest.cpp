@@ -29,8 +29,10 @@ TEST(Compare, ErrorMath) {
   EXPECT_DOUBLE_EQ(c.l2RelErr, std::sqrt(1.25 / 21));
   EXPECT_EQ(c.nonFinite, 0);
   EXPECT_EQ(c.worstIndex, 2);
-  EXPECT_TRUE(c.passed(0.25));
-  EXPECT_FALSE(c.passed(0.2));
+  // ulp(4) in f32 is 2^-21.
+  EXPECT_EQ(c.maxUlps, 0x1p21);
+  EXPECT_TRUE(c.passed(0x1p21));
+  EXPECT_FALSE(c.passed(0x1p20));
 }
 
 TEST(Compare, ExactMatch) {
@@ -72,6 +74,7 @@ TEST(Compare, ShapeMismatchFails) {
   Comparison c = compare(out, RefTensor{{1, 2}, {1, 2}});
   EXPECT_FALSE(c.passed(1e30));
   EXPECT_EQ(c.maxRelErr, kInf);
+  EXPECT_EQ(c.maxUlps, kInf);
 }
 
 } // namespace

@@ -35,10 +35,12 @@ std::vector<double> naiveLinear(const HostTensor &x, const HostTensor &w) {
   return out;
 }
 
-void expectNear(const std::vector<double> &a, const std::vector<double> &b) {
-  ASSERT_EQ(a.size(), b.size());
+/// `a`, the interpreter's result of type `t`, is `exact` rounded to `t`.
+void expectRounded(const std::vector<double> &a,
+                   const std::vector<double> &exact, DType t) {
+  ASSERT_EQ(a.size(), exact.size());
   for (size_t i = 0; i < a.size(); ++i)
-    EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::fabs(b[i]))) << "element " << i;
+    EXPECT_EQ(a[i], roundTo(t, exact[i])) << "element " << i;
 }
 
 //===----------------------------------------------------------------------===//
@@ -129,13 +131,13 @@ TEST_F(InterpreterTest, MatmulAndLinearOfTransposes) {
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0].data, out[1].data);
   EXPECT_EQ(out[2].data, out[3].data);
-  expectNear(out[1].data, naiveLinear(a, w));
+  expectRounded(out[1].data, naiveLinear(a, w), DType::F32);
   // b^T as a [11, 70] tensor for the naive reference.
   HostTensor bt(DType::F32, {11, 70});
   for (int64_t n = 0; n < 11; ++n)
     for (int64_t k = 0; k < 70; ++k)
       bt.set(n * 70 + k, b.get(k * 11 + n));
-  expectNear(out[3].data, naiveLinear(a, bt));
+  expectRounded(out[3].data, naiveLinear(a, bt), DType::F32);
 }
 
 TEST_F(InterpreterTest, WeightOnlyQuantizedLinear) {
@@ -169,7 +171,7 @@ TEST_F(InterpreterTest, WeightOnlyQuantizedLinearMatchesNaive) {
     })";
   auto out = run(ir, {x, w});
   ASSERT_EQ(out.size(), 1u);
-  expectNear(out[0].data, naiveLinear(x, w));
+  expectRounded(out[0].data, naiveLinear(x, w), DType::BF16);
 }
 
 TEST_F(InterpreterTest, WeightOnlyInt4Linear) {
@@ -197,11 +199,11 @@ TEST_F(InterpreterTest, WeightOnlyInt4Linear) {
   expectTensor(out[0], {2, 2}, {-6.25, 16.5, 1.75, 4});
 }
 
-TEST_F(InterpreterTest, Int4DequantizationIsExactInDouble) {
-  // gpt-fast's w * s + z and the AWQ form (w - z) * s. Like every op but
-  // convert, the dequantization is exact in double here: 7 * (1 + 2^-7) - 7
-  // = 0.0546875 (the graph dialect rounds each node to bf16, giving 7.0625
-  // - 7 = 0.0625; run --check's tolerance covers the difference).
+TEST_F(InterpreterTest, Int4DequantizationRoundsEachNode) {
+  // gpt-fast's w * s + z and the AWQ form (w - z) * s, each node rounded to
+  // bf16 as the graph defines it (and the kernels compute it): 7 * (1 +
+  // 2^-7) = 7.0546875 rounds to 7.0625, so w * s + z is 0.0625, not the
+  // 0.0546875 of exact arithmetic.
   const char *ir = R"(
     graph.func @g(%x: tensor<1x2xbf16>, %w: tensor<1x2xi4>, %s: tensor<1x1xbf16>,
                   %z: tensor<1x1xbf16>, %s2: tensor<1x1xbf16>, %z2: tensor<1x1xbf16>)
@@ -226,9 +228,9 @@ TEST_F(InterpreterTest, Int4DequantizationIsExactInDouble) {
                       tensor(DType::BF16, {1, 1}, {3}),
                       tensor(DType::BF16, {1, 1}, {6.5})});
   ASSERT_EQ(out.size(), 2u);
-  // y = 1 * (7 * (1 + 2^-7) - 7) + 0.5 * (0 * s - 7);
+  // y = 1 * (7.0625 - 7) + 0.5 * (0 * s - 7);
   // y2 = 1 * (7 - 6.5) * 3 + 0.5 * (0 - 6.5) * 3.
-  expectTensor(out[0], {1, 1}, {0.0546875 - 3.5});
+  expectTensor(out[0], {1, 1}, {0.0625 - 3.5});
   expectTensor(out[1], {1, 1}, {1.5 - 9.75});
 }
 
@@ -259,12 +261,13 @@ TEST_F(InterpreterTest, WeightOnlyInt4LinearMatchesNaive) {
       double acc = 0;
       for (int64_t k = 0; k < 64; ++k) {
         int64_t g = n * 4 + k / 16;
-        acc += x.get(r * 64 + k) *
-               ((w.get(n * 64 + k) - zeros.get(g)) * scales.get(g));
+        // Each node rounds to bf16: the difference, then the product.
+        double d = roundTo(DType::BF16, w.get(n * 64 + k) - zeros.get(g));
+        acc += x.get(r * 64 + k) * roundTo(DType::BF16, d * scales.get(g));
       }
       ref[size_t(r * 7 + n)] = acc;
     }
-  expectNear(out[0].data, ref);
+  expectRounded(out[0].data, ref, DType::BF16);
 }
 
 TEST_F(InterpreterTest, MultipleOutputsAndReturningAnInput) {

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "Cli.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 
 namespace mtc::cli {
@@ -103,19 +105,38 @@ llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
       c.manifest.kernels.size() == 1 ? "" : "s", device.name());
   if (!check)
     return true;
+  std::optional<double> tol;
+  if (tolerance.getNumOccurrences())
+    tol = tolerance;
   llvm::Expected<std::vector<OutputCheck>> checks =
-      checkOutputs(graph, *run, c.manifest.outputs, tolerance);
+      checkOutputs(graph, *run, c.manifest, tol);
   if (!checks)
     return checks.takeError();
   bool allPassed = true;
+  bool split = splitsK(c.manifest);
   for (const OutputCheck &oc : *checks) {
     const Comparison &cmp = oc.comparison;
     allPassed &= oc.passed;
+    int64_t finite = 0;
+    for (int64_t n : cmp.ulpHistogram)
+      finite += n;
+    std::string histogram;
+    for (auto [i, n] : llvm::enumerate(cmp.ulpHistogram)) {
+      histogram += i == 0 ? "" : ", ";
+      histogram += i < kUlpBuckets.size()
+                       ? fmt::format("<={:g}: ", kUlpBuckets[i])
+                       : std::string("more: ");
+      histogram +=
+          n == 0 ? std::string("0")
+                 : fmt::format("{:.4g}%", 100.0 * double(n) / double(finite));
+    }
     llvm::outs() << fmt::format(
-        "  {}: max rel err {:.3e} (l2 {:.3e}, max |ref| {:.3e}, "
-        "non-finite {}) {} (tol {:.0e})\n",
-        oc.name, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef, cmp.nonFinite,
-        oc.passed ? "ok" : "MISMATCH", tolerance.getValue());
+        "  {}: max err {:.3g} ulps (rel {:.3e}, l2 {:.3e}, max |ref| "
+        "{:.3e}, non-finite {}) {} (tol {:g} ulps{})\n"
+        "    ulps by element: {}\n",
+        oc.name, cmp.maxUlps, cmp.maxRelErr, cmp.l2RelErr, cmp.maxAbsRef,
+        cmp.nonFinite, oc.passed ? "ok" : "MISMATCH", oc.tolerance,
+        split ? ", K split" : "", histogram);
   }
   return allPassed;
 }

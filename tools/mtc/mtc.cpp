@@ -123,10 +123,12 @@ cl::opt<int64_t> batch(
     cl::desc("With --bind NAME=V1,V2,...: run at this value of the symbol, "
              "on the smallest bucket >= it (inputs zero-padded)"),
     cl::init(0), cl::sub(runCmd));
-cl::opt<double> tolerance("tol",
-                          cl::desc("Largest accepted error relative to the "
-                                   "largest reference magnitude"),
-                          cl::init(1e-2), cl::sub(runCmd));
+cl::opt<double> tolerance(
+    "tol",
+    cl::desc("Largest accepted error, in ulps of the output's type at its "
+             "largest reference magnitude (default: 2 for 16-bit outputs, "
+             "32 for f32; 64 for f32 where the kernels split K)"),
+    cl::value_desc("ulps"), cl::sub(runCmd));
 
 } // namespace mtc::cli
 
@@ -149,6 +151,15 @@ int main(int argc, char **argv) {
   if (!(tuneSeconds >= 0) || std::isinf(tuneSeconds)) {
     llvm::errs() << "mtc: error: --tune-seconds must be a number of seconds "
                     ">= 0 (0: no limit)\n";
+    return kUserError;
+  }
+  // Errors of rounded outputs are whole ulps or none: a tolerance below one
+  // is most likely a relative one (the default was 1e-2 before mtc counted
+  // ulps).
+  if (tolerance.getNumOccurrences() &&
+      (!(tolerance >= 1) || std::isinf(tolerance))) {
+    llvm::errs() << "mtc: error: --tol counts ulps of the output's type "
+                    "(e.g. --tol 2), at least 1\n";
     return kUserError;
   }
   int rc = -1;
