@@ -38,7 +38,7 @@ static graph::FuncOp onlyFunc(ModuleOp module) {
 static SmallVector<Operation *> kernelOps(graph::FuncOp f) {
   SmallVector<Operation *> ops;
   for (Operation &op : f.getBody().front().without_terminator())
-    if (isa<ContractOp, ElementwiseOp>(op))
+    if (isKernelOp(&op))
       ops.push_back(&op);
   return ops;
 }
@@ -153,7 +153,9 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
     auto nodes = op->getAttrOfType<ArrayAttr>("nodes");
     KernelInfo k;
     k.name = kernelName(m.graph, i);
-    k.kind = isa<ContractOp>(op) ? "contract" : "elementwise";
+    k.kind = isa<ContractOp>(op) ? "contract"
+             : isa<ReduceOp>(op) ? "reduce"
+                                 : "elementwise";
     for (Attribute n : nodes)
       k.nodes.push_back(cast<StringAttr>(n).getValue().str());
 
@@ -214,6 +216,10 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
     if (auto c = dyn_cast<ContractOp>(op)) {
       ContractShape shape = contractShape(c);
       k.flops = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
+    } else if (auto r = dyn_cast<ReduceOp>(op)) {
+      // One term and one addition per element of the iteration space.
+      k.flops =
+          2.0 * double(numElementsOf(result.getType())) * double(r.getExtent());
     } else {
       k.flops = double(numElementsOf(result.getType()));
     }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "compiler/Frontend.h"
+#include "compiler/FrontendOps.h"
 #include "compiler/GraphParser.h"
 
 #include "dialects/Graph/GraphOps.h"
@@ -22,50 +23,8 @@ using namespace mtc::graphfile;
 
 namespace {
 
-enum class OpKind {
-  Convert,
-  Linear,
-  Matmul,
-  Transpose,
-  Repeat,
-  Add,
-  Sub,
-  Mul,
-  Relu,
-  Silu
-};
-
-struct OpInfo {
-  llvm::StringLiteral name;
-  OpKind kind;
-  unsigned arity;
-  /// How the arguments are written, for arity errors.
-  llvm::StringLiteral signature;
-  /// The values come first; then, for convert, a dtype and for repeat an
-  /// integer.
-  unsigned numValues() const {
-    return kind == OpKind::Convert || kind == OpKind::Repeat ? 1 : arity;
-  }
-};
-
-constexpr OpInfo kOps[] = {
-    {"convert", OpKind::Convert, 2, "convert(t, dtype)"},
-    {"linear", OpKind::Linear, 2, "linear(x, w)"},
-    {"matmul", OpKind::Matmul, 2, "matmul(a, b)"},
-    {"transpose", OpKind::Transpose, 1, "transpose(t)"},
-    {"repeat", OpKind::Repeat, 2, "repeat(t, group)"},
-    {"add", OpKind::Add, 2, "add(a, b)"},
-    {"sub", OpKind::Sub, 2, "sub(a, b)"},
-    {"mul", OpKind::Mul, 2, "mul(a, b)"},
-    {"relu", OpKind::Relu, 1, "relu(t)"},
-    {"silu", OpKind::Silu, 1, "silu(t)"},
-};
-
-const OpInfo *lookupOp(llvm::StringRef name) {
-  for (const OpInfo &op : kOps)
-    if (op.name == name)
-      return &op;
-  return nullptr;
+bool isNumber(const Token &t) {
+  return t.is(TokKind::Integer) || t.is(TokKind::Float);
 }
 
 /// "bf16[1, 4096]", the way graph files write types.
@@ -267,7 +226,7 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     InFlightDiagnostic diag = error(node.op.loc)
                               << "unknown op '" << quote(node.op.text)
                               << "'; expected one of ";
-    llvm::interleaveComma(kOps, diag,
+    llvm::interleaveComma(graphOps(), diag,
                           [&](const OpInfo &info) { diag << info.name; });
     return diag;
   }
@@ -278,22 +237,57 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
            << node.args.size();
 
   // Operands; convert's second argument is a dtype, repeat's an integer.
+  // One operand of add, sub and mul may be a number: a graph.constant of
+  // the other operand's element type.
   unsigned numValues = op->numValues();
+  ArrayRef<Token> valueArgs = ArrayRef(node.args).take_front(numValues);
+  std::optional<unsigned> literal;
+  for (auto [i, arg] : llvm::enumerate(valueArgs)) {
+    if (!isNumber(arg))
+      continue;
+    if (!isBinary(op->kind))
+      return error(arg.loc)
+             << op->name << ": expected a value name, got the "
+             << (arg.is(TokKind::Integer) ? "integer" : "number") << " '"
+             << quote(arg.text) << "' (" << op->signature << ")";
+    if (literal)
+      return error(arg.loc) << op->name << ": at most one argument may be a "
+                            << "number; the other must be a value name";
+    literal = unsigned(i);
+  }
   SmallVector<Value, 2> operands;
   SmallVector<RankedTensorType, 2> types;
   SmallVector<DType, 2> dtypes;
-  for (const Token &arg : ArrayRef(node.args).take_front(numValues)) {
-    if (arg.is(TokKind::Integer))
-      return error(arg.loc)
-             << op->name << ": expected a value name, got the "
-             << "integer '" << quote(arg.text) << "' (" << op->signature << ")";
+  for (auto [i, arg] : llvm::enumerate(valueArgs)) {
     Value v;
+    if (literal == i) {
+      // Its type is the other operand's; built below, once that is known.
+      operands.push_back(Value());
+      types.push_back(RankedTensorType());
+      dtypes.push_back(DType::F32);
+      continue;
+    }
     if (failed(lookup(arg, v)))
       return failure();
     auto type = cast<RankedTensorType>(v.getType());
     operands.push_back(v);
     types.push_back(type);
     dtypes.push_back(*dtypeOf(type.getElementType()));
+  }
+  if (literal) {
+    unsigned other = 1 - *literal;
+    const Token &arg = valueArgs[*literal];
+    std::string err;
+    if (!checkFloatType(op->name, dtypes[other], err))
+      return error(arg.loc) << err << "; a number takes the type of the "
+                            << "other operand";
+    auto type = RankedTensorType::get({1}, types[other].getElementType());
+    std::string name = (node.name.text + "_" + std::to_string(*literal)).str();
+    operands[*literal] = graph::ConstantOp::create(
+        builder, NameLoc::get(StringAttr::get(ctx, name), fileLoc(arg.loc)),
+        type, builder.getF64FloatAttr(node.numbers[*literal]));
+    types[*literal] = type;
+    dtypes[*literal] = dtypes[other];
   }
 
   // The result's shape and dtype, by the rules the verifiers use too.
@@ -349,8 +343,14 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     break;
   case OpKind::Relu:
   case OpKind::Silu:
+  case OpKind::Rsqrt:
     ok = checkFloatType(op->name, dtypes[0], err);
     shape.assign(types[0].getShape().begin(), types[0].getShape().end());
+    break;
+  case OpKind::Sum:
+  case OpKind::Mean:
+    ok = checkFloatType(op->name, dtypes[0], err) &&
+         rowReductionShape(types[0].getShape(), shape, err);
     break;
   }
   // i4 is a storage type: only convert may read it.
@@ -367,40 +367,7 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
   auto expected = RankedTensorType::get(shape, toMlirType(ctx, dtype));
 
   Location loc = nameLoc(node.name, node.op.loc);
-  Value result;
-  switch (op->kind) {
-  case OpKind::Convert:
-    result = graph::ConvertOp::create(builder, loc, expected, operands[0]);
-    break;
-  case OpKind::Linear:
-    result = graph::LinearOp::create(builder, loc, operands[0], operands[1]);
-    break;
-  case OpKind::Matmul:
-    result = graph::MatmulOp::create(builder, loc, operands[0], operands[1]);
-    break;
-  case OpKind::Transpose:
-    result = graph::TransposeOp::create(builder, loc, operands[0]);
-    break;
-  case OpKind::Repeat:
-    result = graph::RepeatOp::create(builder, loc, expected, operands[0],
-                                     node.ints[1]);
-    break;
-  case OpKind::Add:
-    result = graph::AddOp::create(builder, loc, operands[0], operands[1]);
-    break;
-  case OpKind::Sub:
-    result = graph::SubOp::create(builder, loc, operands[0], operands[1]);
-    break;
-  case OpKind::Mul:
-    result = graph::MulOp::create(builder, loc, operands[0], operands[1]);
-    break;
-  case OpKind::Relu:
-    result = graph::ReluOp::create(builder, loc, operands[0]);
-    break;
-  case OpKind::Silu:
-    result = graph::SiluOp::create(builder, loc, operands[0]);
-    break;
-  }
+  Value result = createGraphOp(builder, loc, *op, operands, expected, node);
   if (result.getType() != expected)
     return error(node.op.loc)
            << "internal error: graph." << op->name << " inferred type "

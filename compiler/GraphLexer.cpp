@@ -34,6 +34,37 @@ std::string mtc::graphfile::quote(StringRef text, size_t maxLen) {
 namespace {
 bool isIdentStart(char c) { return isAlpha(c) || c == '_'; }
 bool isIdentChar(char c) { return isAlnum(c) || c == '_'; }
+
+/// Integer for [0-9]+; Float for digits with a fraction (.[0-9]*) and/or an
+/// exponent ([eE][+-]?[0-9]+); BadNumber for any other word that starts
+/// with a digit.
+TokKind numberKind(StringRef word) {
+  size_t i = 0, n = word.size();
+  auto digits = [&] {
+    size_t from = i;
+    while (i < n && isDigit(word[i]))
+      ++i;
+    return i > from;
+  };
+  digits();
+  if (i == n)
+    return TokKind::Integer;
+  bool fraction = false, exponent = false;
+  if (word[i] == '.') {
+    ++i;
+    digits();
+    fraction = true;
+  }
+  if (i < n && (word[i] == 'e' || word[i] == 'E')) {
+    ++i;
+    if (i < n && (word[i] == '+' || word[i] == '-'))
+      ++i;
+    if (!digits())
+      return TokKind::BadNumber;
+    exponent = true;
+  }
+  return i == n && (fraction || exponent) ? TokKind::Float : TokKind::BadNumber;
+}
 } // namespace
 
 SrcLoc Lexer::locOf(const char *p) const {
@@ -130,14 +161,15 @@ Token Lexer::next() {
     return make(TokKind::Identifier, start, cur);
   }
   if (isDigit(c)) {
-    // Take the whole word so that `4.5` or `12x` is reported as one bad
-    // number instead of a number followed by a confusing token.
-    bool allDigits = true;
-    while (cur != end && (isIdentChar(*cur) || *cur == '.')) {
-      allDigits &= isDigit(*cur);
+    // Take the whole word so that `12x` is reported as one bad number
+    // instead of a number followed by a confusing token; an exponent's sign
+    // belongs to the word too (1e-05).
+    while (cur != end && (isIdentChar(*cur) || *cur == '.' ||
+                          ((*cur == '-' || *cur == '+') &&
+                           (cur[-1] == 'e' || cur[-1] == 'E') &&
+                           cur + 1 != end && isDigit(cur[1]))))
       ++cur;
-    }
-    return make(allDigits ? TokKind::Integer : TokKind::BadNumber, start, cur);
+    return make(numberKind(StringRef(start, cur - start)), start, cur);
   }
   switch (c) {
   case '(':

@@ -27,7 +27,9 @@ enum class TokKind {
   Error,      ///< Invalid input; Lexer::getErrorMessage() says why.
   Identifier, ///< [A-Za-z_][A-Za-z0-9_]*, including the keywords.
   Integer,    ///< [0-9]+
-  BadNumber,  ///< Starts with a digit but is not an integer: 4.5, 12x.
+  Float,      ///< [0-9]+ with a fraction (.[0-9]*) and/or an exponent
+              ///< ([eE][+-]?[0-9]+): 1.5, 1e-05, 2.
+  BadNumber,  ///< Starts with a digit but is no number: 12x, 1.2.3.
   LParen,     ///< (
   RParen,     ///< )
   LBracket,   ///< [
@@ -38,7 +40,7 @@ enum class TokKind {
   Colon,      ///< :
   Equal,      ///< =
   Arrow,      ///< ->
-  Minus,      ///< - (only ever an error: a negative dimension)
+  Minus,      ///< - (a negative literal argument, or an error)
 };
 
 struct Token {

@@ -10,6 +10,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <limits>
 
 using namespace llvm;
@@ -69,6 +71,9 @@ private:
   bool parseDim(DimAST &dim);
   /// The value of the integer literal `tok`, which must fit in int64_t.
   bool parseInteger(int64_t &value);
+  /// The value of the number literal `tok` (Integer or Float), which must be
+  /// finite as a double.
+  bool parseNumber(double &value);
   bool parseNode(NodeAST &node);
   bool parseReturn(GraphAST &graph);
 
@@ -218,13 +223,15 @@ bool Parser::parseDim(DimAST &dim) {
     consume();
     return true;
   }
+  case TokKind::Float:
   case TokKind::BadNumber:
     return fail(tok.loc, "dimension must be a positive integer, got '" +
                              quote(tok.text) + "'");
   case TokKind::Minus: {
     SrcLoc minus = tok.loc;
     consume();
-    if (tok.is(TokKind::Integer) || tok.is(TokKind::BadNumber))
+    if (tok.is(TokKind::Integer) || tok.is(TokKind::Float) ||
+        tok.is(TokKind::BadNumber))
       return fail(minus, "dimension must be a positive integer, got '-" +
                              quote(tok.text) + "'");
     return fail(minus, "unexpected '-'; a dimension is a positive integer "
@@ -249,6 +256,24 @@ bool Parser::parseInteger(int64_t &value) {
   return true;
 }
 
+bool Parser::parseNumber(double &value) {
+  if (tok.is(TokKind::Integer)) {
+    int64_t v;
+    if (!parseInteger(v))
+      return false;
+    value = double(v);
+    return true;
+  }
+  // The lexer checked the syntax; strtod takes it whole.
+  std::string text = tok.text.str();
+  char *end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  if (!std::isfinite(value))
+    return fail(tok.loc, "number '" + quote(tok.text) +
+                             "' is out of range for a double");
+  return true;
+}
+
 bool Parser::parseNode(NodeAST &node) {
   node.name = tok;
   consume();
@@ -267,28 +292,41 @@ bool Parser::parseNode(NodeAST &node) {
     return true;
   }
   while (true) {
-    int64_t value = 0;
-    if (tok.is(TokKind::Integer)) {
-      if (!parseInteger(value))
-        return false;
-    } else if (tok.is(TokKind::BadNumber) || tok.is(TokKind::Minus)) {
-      // A negative literal is quoted whole, as a negative dimension is.
+    Token arg = tok;
+    double value = 0;
+    if (tok.is(TokKind::Minus)) {
+      // A negative literal: the sign just before the number.
       SrcLoc at = tok.loc;
-      std::string text = quote(tok.text);
-      if (tok.is(TokKind::Minus)) {
-        consume();
-        if (tok.is(TokKind::Integer) || tok.is(TokKind::BadNumber))
-          text += quote(tok.text);
-      }
-      return fail(at, "an integer argument is a non-negative decimal "
-                      "literal, got '" +
-                          text + "'");
-    } else if (!tok.is(TokKind::Identifier)) {
-      return failExpected("an argument (a value name, a dtype or an "
-                          "integer)");
+      const char *sign = tok.text.data();
+      consume();
+      if (!(tok.is(TokKind::Integer) || tok.is(TokKind::Float)) ||
+          tok.text.data() != sign + 1)
+        return fail(at, "unexpected '-'; an argument is a value name, a dtype "
+                        "or a number (a '-' right before it)");
+      arg = tok;
+      arg.text = StringRef(sign, tok.text.size() + 1);
+      arg.loc = at;
     }
-    node.args.push_back(tok);
-    node.ints.push_back(value);
+    int64_t integer = 0;
+    if (tok.is(TokKind::Integer) || tok.is(TokKind::Float)) {
+      if (tok.is(TokKind::Integer) && !parseInteger(integer))
+        return false;
+      if (!parseNumber(value))
+        return false;
+      if (arg.text.front() == '-') {
+        value = -value;
+        integer = -integer;
+      }
+    } else if (tok.is(TokKind::BadNumber)) {
+      return fail(tok.loc, "bad number '" + quote(tok.text) +
+                               "'; a number is an integer (128) or a "
+                               "float (1.5, 1e-05)");
+    } else if (!tok.is(TokKind::Identifier)) {
+      return failExpected("an argument (a value name, a dtype or a number)");
+    }
+    node.args.push_back(arg);
+    node.numbers.push_back(value);
+    node.ints.push_back(integer);
     consume();
     if (tok.is(TokKind::LParen))
       return fail(tok.loc, "nested op calls are not supported; assign '" +

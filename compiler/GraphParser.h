@@ -43,13 +43,16 @@ struct ParamAST {
   TypeAST type;
 };
 
-/// `y = linear(x, wf)`, `s = repeat(scales, 128)`: each argument is an
-/// identifier (a value or a dtype) or an integer literal, whose value is in
-/// `ints` at the same index (0 for identifiers).
+/// `y = linear(x, wf)`, `s = repeat(scales, 128)`, `e = add(m, 1e-05)`:
+/// each argument is an identifier (a value or a dtype) or a number literal
+/// (an integer or a float, with an optional '-' just before it). A literal's
+/// token spans its sign too; its value is in `numbers` at the same index, and
+/// an integer's exact value in `ints` (0 for anything else).
 struct NodeAST {
   Token name;
   Token op;
   llvm::SmallVector<Token, 2> args;
+  llvm::SmallVector<double, 2> numbers;
   llvm::SmallVector<int64_t, 2> ints;
 };
 

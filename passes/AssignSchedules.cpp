@@ -27,7 +27,7 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
     ScheduleTarget target;
     target.wgmma = wgmma;
     getOperation().walk([&](Operation *op) {
-      if (!isa<ContractOp, ElementwiseOp>(op) || op->hasAttr("schedule"))
+      if (!isKernelOp(op) || op->hasAttr("schedule"))
         return;
       op->setAttr("schedule", ScheduleAttr::get(&getContext(),
                                                 defaultSchedule(op, target)));

@@ -33,6 +33,7 @@
 // (MergeLists).
 //
 //===----------------------------------------------------------------------===//
+#include "passes/FusionSupport.h"
 #include "passes/KernelBuilder.h"
 #include "passes/MergeLists.h"
 #include "passes/Passes.h"
@@ -205,91 +206,6 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
   MergeLists &lists;
 };
 
-/// Shared by the two producer-inlining patterns: the consumer's inputs with
-/// `v` replaced by the producer's inputs (maps composed). Returns the index
-/// of each consumer input in the new list (-1 for `v`) and the producer's.
-/// The consumer's inputs come first, in their order.
-struct Inlined {
-  InputList inputs;
-  SmallVector<int> consumerArg;
-  SmallVector<unsigned> producerArg;
-};
-
-std::optional<Inlined> inlineProducer(ValueRange consumerInputs,
-                                      ArrayRef<AffineMap> consumerMaps, Value v,
-                                      ElementwiseOp prod) {
-  std::optional<AffineMap> vMap;
-  for (auto [in, map] : llvm::zip(consumerInputs, consumerMaps)) {
-    if (in != v)
-      continue;
-    if (vMap && *vMap != map)
-      return std::nullopt; // read at two different indexings
-    vMap = map;
-  }
-  if (!vMap)
-    return std::nullopt;
-  Inlined r;
-  for (auto [in, map] : llvm::zip(consumerInputs, consumerMaps))
-    r.consumerArg.push_back(in == v ? -1 : int(r.inputs.add(in, map)));
-  for (auto [in, map] :
-       llvm::zip(prod.getInputs(), mapsOf(prod.getIndexingMaps())))
-    r.producerArg.push_back(r.inputs.add(in, map.compose(*vMap)));
-  return r;
-}
-
-/// Fills the empty `region` with the merged body. The consumer's block (it
-/// may be a long fused chain) is moved in whole and its arguments renumbered
-/// in place: the consumer's inputs keep their order at the front of
-/// `m.inputs`, so an argument is only dropped (`v`, or a duplicate input) or
-/// appended (a new input of the producer), and the block's ops are never
-/// visited. The producer's body (a node or two) is cloned at its start, its
-/// value replacing the `v` argument. `leading` arguments (the epilogue's acc)
-/// come before the inputs. Every argument gets the location `loc`.
-void mergeBodies(PatternRewriter &rw, Location loc, Region &region,
-                 Region &consumer, unsigned leading, const Inlined &m,
-                 Block &producer) {
-  region.takeBody(consumer);
-  Block &block = region.front();
-  SmallVector<Value> inputArg(m.inputs.values.size()); // input -> argument
-  SmallVector<BlockArgument> vArgs;
-  llvm::BitVector dropped(block.getNumArguments());
-  for (auto [i, idx] : llvm::enumerate(m.consumerArg)) {
-    BlockArgument arg = block.getArgument(leading + i);
-    if (idx >= 0 && !inputArg[idx]) {
-      inputArg[idx] = arg;
-      continue;
-    }
-    dropped.set(leading + i);
-    if (idx < 0)
-      vArgs.push_back(arg);
-    else
-      arg.replaceAllUsesWith(inputArg[idx]);
-  }
-  for (auto [i, in] : llvm::enumerate(m.inputs.values)) {
-    if (!inputArg[i])
-      inputArg[i] = block.addArgument(elementTypeOf(in), loc);
-  }
-  for (BlockArgument arg : block.getArguments())
-    arg.setLoc(loc);
-
-  OpBuilder::InsertionGuard guard(rw);
-  rw.setInsertionPointToStart(&block);
-  SmallVector<Value> prodArgs;
-  for (unsigned idx : m.producerArg)
-    prodArgs.push_back(inputArg[idx]);
-  Value pv = inlineBlock(rw, producer, prodArgs);
-  for (BlockArgument arg : vArgs)
-    arg.replaceAllUsesWith(pv);
-  dropped.resize(block.getNumArguments());
-  block.eraseArguments(dropped);
-  assert(llvm::all_of(llvm::enumerate(inputArg),
-                      [&](auto p) {
-                        return block.getArgument(leading + p.index()) ==
-                               p.value();
-                      }) &&
-         "merged arguments out of order");
-}
-
 /// True if `op` will be inlined into the elementwise kernel that is its only
 /// user; fusion then waits for that consumer, so chains are merged from their
 /// end and every node is cloned once.
@@ -304,6 +220,19 @@ bool willBeAbsorbed(ElementwiseOp op) {
                              mapsOf(consumer.getIndexingMaps()), v, op));
 }
 
+/// Whether inlining `prod` into `consumer` would run a math op (rsqrt,
+/// exp) once per element of a larger space than `prod`'s: a norm's
+/// rsqrt of a row statistic stays per row (and joins the reduction's
+/// epilogue) instead of running for every element it scales.
+bool recomputesMath(ElementwiseOp prod, ElementwiseOp consumer) {
+  if (numElementsOf(cast<RankedTensorType>(prod.getType())) >=
+      numElementsOf(cast<RankedTensorType>(consumer.getType())))
+    return false;
+  return llvm::any_of(prod.getBody().front(), [](Operation &o) {
+    return o.getDialect() && o.getDialect()->getNamespace() == "math";
+  });
+}
+
 struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
   FuseElementwiseProducer(MLIRContext *ctx, Pass::Statistic &stat,
                           MergeLists &lists)
@@ -316,7 +245,7 @@ struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
     SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
     for (Value v : op.getInputs()) {
       auto prod = v.getDefiningOp<ElementwiseOp>();
-      if (!prod || !onlyUsedBy(v, op))
+      if (!prod || !onlyUsedBy(v, op) || recomputesMath(prod, op))
         continue;
       std::optional<Inlined> m = inlineProducer(op.getInputs(), maps, v, prod);
       if (!m)
@@ -406,6 +335,7 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     RewritePatternSet patterns(&getContext());
     patterns.add<FoldOperandConversion>(&getContext(), numFusedConverts, lists);
     addFoldWeightDequant(patterns, numFusedConverts, lists);
+    addReductionFusion(patterns, numElementwiseFusions, lists);
     patterns.add<FuseEpilogue>(&getContext(), numEpilogues, lists);
     patterns.add<FuseElementwiseProducer, FuseEpilogueInputProducer>(
         &getContext(), numElementwiseFusions, lists);

@@ -394,6 +394,21 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
                                     const ScheduleTarget &target) {
   if (auto c = dyn_cast<ContractOp>(op))
     return defaultContractSchedule(contractShape(c), target);
+  if (auto r = dyn_cast<ReduceOp>(op)) {
+    // A warp per row, 16 bytes a lane and load; blocks of up to 4 rows.
+    ScheduleParams s;
+    s.kind = ScheduleKind::reduce;
+    s.rows = s.kwarps = s.unroll = s.mtile = s.splitk = 1;
+    int64_t rows = numElementsOf(r.getType());
+    s.warps = std::min<int64_t>(4, llvm::PowerOf2Ceil(rows));
+    unsigned bits = 8;
+    for (Value v : r.getInputs())
+      bits = std::max(bits, cast<RankedTensorType>(v.getType())
+                                .getElementType()
+                                .getIntOrFloatBitWidth());
+    s.vec = std::clamp<int64_t>(128 / bits, 1, 8);
+    return s;
+  }
   ScheduleParams s;
   s.kind = ScheduleKind::elementwise;
   s.warps = 4;

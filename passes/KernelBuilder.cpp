@@ -220,6 +220,14 @@ ContractOp createContract(OpBuilder &b, Location loc, Type resultType, Value a,
   return op;
 }
 
+ReduceOp createReduce(OpBuilder &b, Location loc, Type resultType,
+                      int64_t extent, const InputList &inputs,
+                      const InputList &ep, ArrayAttr nodes) {
+  return ReduceOp::create(b, loc, resultType, inputs.values, ep.values,
+                          mapsAttr(b, inputs.maps), mapsAttr(b, ep.maps),
+                          b.getI64IntegerAttr(extent), nodes, ScheduleAttr());
+}
+
 InputList bInputsOf(ContractOp op) {
   InputList in;
   in.values.assign(op.getBInputs().begin(), op.getBInputs().end());
@@ -374,6 +382,45 @@ LogicalResult convertNode(OpBuilder &b, Operation *op, unsigned index) {
       Value den = arith::AddFOp::create(b, loc, one, e);
       return arith::DivFOp::create(b, loc, v[0], den);
     });
+  } else if (isa<graph::RsqrtOp>(op)) {
+    replacement = arithmetic([&](OpBuilder &b, ValueRange v) -> Value {
+      return math::RsqrtOp::create(b, loc, v[0]);
+    });
+  } else if (auto c = dyn_cast<graph::ConstantOp>(op)) {
+    // No inputs: fusion inlines it into its one user.
+    replacement =
+        createElementwise(
+            b, loc, resultType, InputList(), nodes,
+            [&](OpBuilder &b, ValueRange) -> Value {
+              return arith::ConstantOp::create(
+                  b, loc,
+                  b.getFloatAttr(outElem, c.getValue().convertToDouble()));
+            })
+            .getResult();
+  } else if (isa<graph::SumOp, graph::MeanOp>(op)) {
+    // sum over k of x[..., k] in f32; mean divides by K; rounded to the
+    // node's type.
+    Value in = op->getOperand(0);
+    ArrayRef<int64_t> inShape = cast<RankedTensorType>(in.getType()).getShape();
+    InputList inputs;
+    inputs.add(in, AffineMap::getMultiDimIdentityMap(inShape.size(), ctx));
+    ReduceOp r = createReduce(b, loc, resultType, inShape.back(), inputs,
+                              InputList(), nodes);
+    fillRegion(
+        b, loc, r.getBody(), inputs.elementTypes(),
+        [&](OpBuilder &b, ValueRange args) { return toF32(b, loc, args[0]); });
+    bool mean = isa<graph::MeanOp>(op);
+    fillRegion(b, loc, r.getEpilogue(), {b.getF32Type()},
+               [&](OpBuilder &b, ValueRange args) -> Value {
+                 Value v = args[0];
+                 if (mean)
+                   v = arith::DivFOp::create(
+                       b, loc, v,
+                       arith::ConstantOp::create(
+                           b, loc, b.getF32FloatAttr(float(inShape.back()))));
+                 return convertScalar(b, loc, v, outElem);
+               });
+    replacement = r.getResult();
   } else {
     return op->emitOpError("cannot be turned into a kernel");
   }

@@ -71,6 +71,12 @@ kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::Value bv, bool aT, bool bT,
                                   const InputList &bIn, const InputList &ep,
                                   mlir::ArrayAttr nodes);
+/// A row reduction without regions over [..., extent]: `inputs` with their
+/// maps from that space, `ep` from the result's.
+kernel::ReduceOp createReduce(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Type resultType, int64_t extent,
+                              const InputList &inputs, const InputList &ep,
+                              mlir::ArrayAttr nodes);
 /// `op`'s b_inputs and their maps.
 InputList bInputsOf(kernel::ContractOp op);
 
@@ -104,6 +110,12 @@ class MergeLists;
 /// its folds in `stat`.
 void addFoldWeightDequant(mlir::RewritePatternSet &patterns,
                           mlir::Pass::Statistic &stat, MergeLists &lists);
+
+/// Adds the patterns of FuseReductions.cpp (row reductions, their
+/// producers and consumers, recomputed conversions), counting their fusions
+/// in `stat`.
+void addReductionFusion(mlir::RewritePatternSet &patterns,
+                        mlir::Pass::Statistic &stat, MergeLists &lists);
 
 /// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
 /// function) by a kernel op with a single-node region.

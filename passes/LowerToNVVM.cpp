@@ -39,7 +39,7 @@ struct LowerToNVVM : mtc::impl::LowerToNVVMBase<LowerToNVVM> {
     for (graph::FuncOp func : funcs) {
       unsigned index = 0;
       for (Operation &op : func.getBody().front().without_terminator()) {
-        if (!isa<ContractOp, ElementwiseOp>(op)) {
+        if (!isKernelOp(&op)) {
           op.emitOpError("must be part of a kernel before lowering; run "
                          "mtc-fuse first");
           return signalPassFailure();

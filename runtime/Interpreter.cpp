@@ -106,6 +106,9 @@ private:
                                     const TensorView &b, DType dtype,
                                     ArrayRef<int64_t> shape);
   TensorView convert(const TensorView &t, DType to);
+  llvm::Expected<TensorView> rowReduction(Operation &op, const TensorView &t,
+                                          bool mean, DType dtype,
+                                          ArrayRef<int64_t> shape);
 
   /// x as R x K row-major doubles (no copy if it already is).
   std::shared_ptr<const std::vector<double>> rows(const TensorView &x);
@@ -187,6 +190,29 @@ llvm::Expected<TensorView> Interpreter::binary(Operation &op,
                    [](double x, double y) { return x * y; });
 }
 
+llvm::Expected<TensorView> Interpreter::rowReduction(Operation &op,
+                                                     const TensorView &t,
+                                                     bool mean, DType dtype,
+                                                     ArrayRef<int64_t> shape) {
+  Shape computed;
+  std::string err;
+  bool ok = rowReductionShape(t.shape, computed, err);
+  if (llvm::Error e = checkShape(op, ok, err, computed, shape))
+    return std::move(e);
+  // Each row's sum in double, in increasing k, one row per task.
+  auto rowsOfT = rows(t);
+  int64_t K = t.shape.back(), R = product(t.shape) / K;
+  std::vector<double> out(static_cast<size_t>(R));
+  parallelFor(R, threads, [&](int64_t r, unsigned) {
+    double acc = 0;
+    const double *row = rowsOfT->data() + r * K;
+    for (int64_t k = 0; k < K; ++k)
+      acc += row[k];
+    out[size_t(r)] = roundTo(dtype, mean ? acc / double(K) : acc);
+  });
+  return viewOf(dtype, shape, std::move(out));
+}
+
 TensorView Interpreter::convert(const TensorView &t, DType to) {
   // Decoding an input already gives values of `to` when the conversion is
   // lossless: keep the view.
@@ -266,6 +292,21 @@ llvm::Expected<TensorView> Interpreter::eval(Operation &op, DType dtype,
           return error(describe(&op) + ": changes the shape");
         return mapUnary(*args[0], dtype, threads,
                         [](double v) { return v / (1.0 + std::exp(-v)); });
+      })
+      .Case([&](graph::RsqrtOp) -> llvm::Expected<TensorView> {
+        if (args[0]->shape != shape)
+          return error(describe(&op) + ": changes the shape");
+        return mapUnary(*args[0], dtype, threads,
+                        [](double v) { return 1.0 / std::sqrt(v); });
+      })
+      .Case<graph::SumOp, graph::MeanOp>(
+          [&](auto red) -> llvm::Expected<TensorView> {
+            return rowReduction(op, *args[0], isa<graph::MeanOp>(op), dtype,
+                                shape);
+          })
+      .Case([&](graph::ConstantOp c) -> llvm::Expected<TensorView> {
+        return viewOf(dtype, shape,
+                      {roundTo(dtype, c.getValue().convertToDouble())});
       })
       .Default([&](Operation *) -> llvm::Expected<TensorView> {
         return error("unsupported op '" + op.getName().getStringRef() + "'");

@@ -41,7 +41,7 @@ struct BufferInfo {
 
 struct KernelInfo {
   std::string name;                // PTX .entry
-  std::string kind;                // "contract" | "elementwise"
+  std::string kind;                // "contract" | "elementwise" | "reduce"
   std::vector<std::string> nodes;  // graph nodes this kernel computes
   std::vector<std::string> params; // buffer names, in parameter order
   /// The parameters passed as tensor maps (the others are pointers).

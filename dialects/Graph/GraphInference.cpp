@@ -149,4 +149,33 @@ MTC_BINARY_INFER(MulOp, "mul")
   }
 MTC_UNARY_INFER(ReluOp, "relu")
 MTC_UNARY_INFER(SiluOp, "silu")
+MTC_UNARY_INFER(RsqrtOp, "rsqrt")
 #undef MTC_UNARY_INFER
+
+static LogicalResult inferRowReduction(StringRef op,
+                                       std::optional<Location> loc,
+                                       ValueRange operands,
+                                       SmallVectorImpl<Type> &inferred) {
+  Operands ops;
+  std::string err;
+  Shape shape;
+  if (failed(collectOperands(loc, operands, op, ops)))
+    return failure();
+  if (!checkFloatType(op, ops.dtypes[0], err) ||
+      !rowReductionShape(ops.types[0].getShape(), shape, err))
+    return fail(loc, err);
+  inferred.push_back(
+      RankedTensorType::get(shape, ops.types[0].getElementType()));
+  return success();
+}
+
+#define MTC_ROW_REDUCTION_INFER(Op, name)                                      \
+  LogicalResult Op::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
+      DictionaryAttr, OpaqueProperties, RegionRange,                           \
+      SmallVectorImpl<Type> &inferred) {                                       \
+    return inferRowReduction(name, loc, operands, inferred);                   \
+  }
+MTC_ROW_REDUCTION_INFER(SumOp, "sum")
+MTC_ROW_REDUCTION_INFER(MeanOp, "mean")
+#undef MTC_ROW_REDUCTION_INFER

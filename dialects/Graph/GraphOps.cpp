@@ -11,6 +11,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::graph;
@@ -210,6 +212,50 @@ LogicalResult ReturnOp::verify() {
       return emitOpError("output #")
              << i << " has type " << v.getType() << " but the graph declares "
              << results[i];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+// %name = graph.constant 1.0e-05 : tensor<1xf32>
+ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
+  double value;
+  Type type;
+  if (parser.parseFloat(value) ||
+      parser.parseOptionalAttrDict(result.attributes) || parser.parseColon() ||
+      parser.parseType(type))
+    return failure();
+  result.addAttribute(getValueAttrName(result.name),
+                      parser.getBuilder().getF64FloatAttr(value));
+  result.addTypes(type);
+  StringRef name = parser.getResultName(0).first;
+  if (isIdentifier(name))
+    result.location = NameLoc::get(StringAttr::get(parser.getContext(), name),
+                                   result.location);
+  return success();
+}
+
+void ConstantOp::print(OpAsmPrinter &p) {
+  p << ' ';
+  p.printFloat(getValueAttr().getValue());
+  p.printOptionalAttrDict((*this)->getAttrs(), {getValueAttrName()});
+  p << " : " << getType();
+}
+
+void ConstantOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
+  setNodeResultName(*this, fn);
+}
+
+LogicalResult ConstantOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  std::optional<DType> dtype = dtypeOf(type.getElementType());
+  if (type.getShape() != ArrayRef<int64_t>{1} || !dtype || !isFloat(*dtype))
+    return emitOpError("result must be a tensor<1x...> of a float type, got ")
+           << type;
+  if (!std::isfinite(getValue().convertToDouble()))
+    return emitOpError("value must be finite");
   return success();
 }
 

@@ -208,5 +208,44 @@ class Graph_UnaryOp<string mnemonic, string what>
 
 def Graph_ReluOp : Graph_UnaryOp<"relu", "max(x, 0); NaN stays NaN">;
 def Graph_SiluOp : Graph_UnaryOp<"silu", "x * sigmoid(x)">;
+def Graph_RsqrtOp : Graph_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+
+class Graph_RowReductionOp<string mnemonic, string what>
+    : Graph_InferredNodeOp<mnemonic> {
+  let summary = what # " over the last dimension, kept as a dimension of 1";
+  let description = [{
+    `t: [..., K]` -> `[..., 1]`, like `torch.}] # mnemonic # [{(t, dim=-1,
+    keepdim=True)`: the result broadcasts against `t` (a row's statistic,
+    as a norm uses it). The sum is exact and rounded once to the result's
+    (t's, floating-point) element type; the kernels sum in f32.
+
+    ```mlir
+    %ms = graph.}] # mnemonic # [{ %sq : tensor<1x4096xf32> -> tensor<1x1xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$input);
+}
+
+def Graph_SumOp : Graph_RowReductionOp<"sum", "The sum">;
+def Graph_MeanOp : Graph_RowReductionOp<"mean", "The mean">;
+
+def Graph_ConstantOp : Graph_Op<"constant", [Pure,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "A number, as a tensor of one element";
+  let description = [{
+    The number literal of a graph file (`add(ms, 1e-05)`): `value` rounded
+    to the result's element type, a `[1]` tensor that broadcasts against
+    anything. It is what the other operand of the literal's node has as its
+    element type.
+
+    ```mlir
+    %eps = graph.constant 9.9999997473787516E-6 : tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins F64Attr:$value);
+  let results = (outs Graph_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
 
 #endif // MTC_GRAPH_OPS

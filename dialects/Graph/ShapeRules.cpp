@@ -129,6 +129,16 @@ bool repeatShape(ArrayRef<int64_t> t, int64_t group, Shape &out,
   return true;
 }
 
+bool rowReductionShape(ArrayRef<int64_t> t, Shape &out, std::string &err) {
+  if (t.empty()) {
+    err = "a row reduction needs a tensor of rank >= 1";
+    return false;
+  }
+  out.assign(t.begin(), t.end());
+  out.back() = 1;
+  return true;
+}
+
 bool checkI4Use(StringRef op, DType operand, std::optional<DType> to,
                 std::string &err) {
   if (to == DType::I4) {

@@ -44,6 +44,10 @@ bool transposeShape(llvm::ArrayRef<int64_t> t, Shape &out, std::string &err);
 bool repeatShape(llvm::ArrayRef<int64_t> t, int64_t group, Shape &out,
                  std::string &err);
 
+/// sum(t), mean(t): t [..., K] -> [..., 1] (the last dimension reduced and
+/// kept, so that the result broadcasts against t).
+bool rowReductionShape(llvm::ArrayRef<int64_t> t, Shape &out, std::string &err);
+
 /// i4 is a storage type: an i4 value may only be converted, to i8 or a
 /// float, and no op produces one. `op` uses an operand of type `operand`
 /// (converting it to `to`, for convert).

@@ -27,7 +27,7 @@ bool mtc::kernel::isAllowedScalarOp(Operation *op) {
            arith::ExtSIOp, arith::MulFOp, arith::AddFOp, arith::SubFOp,
            arith::DivFOp, arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
            arith::ConstantOp, arith::SelectOp, arith::CmpFOp, math::ExpOp,
-           YieldOp>(op))
+           math::RsqrtOp, YieldOp>(op))
     return false;
   return llvm::all_of(op->getOperandTypes(), isScalar) &&
          llvm::all_of(op->getResultTypes(), isScalar);
@@ -80,7 +80,7 @@ static LogicalResult verifyScalarRegion(Operation *op, StringRef what,
       return inner.emitOpError()
              << "is not supported inside a kernel " << what
              << " (allowed: scalar arith conversions and arithmetic, "
-                "math.exp)";
+                "math.exp, math.rsqrt)";
   return success();
 }
 
@@ -388,6 +388,73 @@ void ElementwiseOp::getAsmBlockArgumentNames(Region &region,
 }
 
 //===----------------------------------------------------------------------===//
+// ReduceOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> ReduceOp::getIterationShape() {
+  SmallVector<int64_t> shape(getType().getShape());
+  if (!shape.empty())
+    shape.back() = int64_t(getExtent());
+  return shape;
+}
+
+LogicalResult ReduceOp::verify() {
+  if (failed(verifyResult(*this, getType())))
+    return failure();
+  ArrayRef<int64_t> r = getType().getShape();
+  if (r.back() != 1)
+    return emitOpError("result must have a last dimension of 1, got ")
+           << formatShape(r);
+  SmallVector<int64_t> iter = getIterationShape();
+  for (auto [what, values, maps, space] :
+       {std::make_tuple("input #", ValueRange(getInputs()), getIndexingMaps(),
+                        ArrayRef<int64_t>(iter)),
+        std::make_tuple("epilogue input #", ValueRange(getEpilogueInputs()),
+                        getEpilogueMaps(), r)}) {
+    if (maps.size() != values.size())
+      return emitOpError("has ")
+             << values.size() << " " << StringRef(what).drop_back(2) << "s but "
+             << maps.size() << " maps";
+    for (auto [i, v] : llvm::enumerate(values)) {
+      std::string name = what + std::to_string(i);
+      if (failed(verifyTensor(*this, name, v.getType())) ||
+          failed(verifyIndexingMap(
+              *this, name, cast<AffineMapAttr>(maps[i]).getValue(), space,
+              cast<RankedTensorType>(v.getType()).getShape())))
+        return failure();
+    }
+  }
+  return verifyScheduleOf(*this, getSchedule());
+}
+
+LogicalResult ReduceOp::verifyRegions() {
+  SmallVector<Type> in, ep{Float32Type::get(getContext())};
+  for (Value v : getInputs())
+    in.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  for (Value v : getEpilogueInputs())
+    ep.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  if (failed(verifyScalarRegion(*this, "body", getBody(), in, ep[0])))
+    return failure();
+  return verifyScalarRegion(*this, "epilogue", getEpilogue(), ep,
+                            getType().getElementType());
+}
+
+void ReduceOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
+  setNameFromNodes(*this, getNodes(), fn);
+}
+
+void ReduceOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn fn) {
+  if (region.empty())
+    return;
+  bool epilogue = &region == &getEpilogue();
+  for (auto [i, arg] : llvm::enumerate(region.front().getArguments()))
+    fn(arg, epilogue
+                ? (i == 0 ? std::string("sum") : "e" + std::to_string(i - 1))
+                : "in" + std::to_string(i));
+}
+
+//===----------------------------------------------------------------------===//
 // Problems and schedules
 //===----------------------------------------------------------------------===//
 
@@ -431,12 +498,16 @@ std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
     return checkContractSchedule(contractShape(c), s);
   if (auto e = dyn_cast<ElementwiseOp>(op))
     return checkElementwiseSchedule(numElementsOf(e.getType()), s);
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return checkReduceSchedule(numElementsOf(r.getType()), s);
   return "not a kernel op";
 }
 
 LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
   if (auto c = dyn_cast<ContractOp>(op))
     return contractLaunchConfig(contractShape(c), s);
+  if (isa<ReduceOp>(op))
+    return reduceLaunchConfig(numElementsOf(op->getResult(0).getType()), s);
   return elementwiseLaunchConfig(numElementsOf(op->getResult(0).getType()), s);
 }
 

@@ -22,6 +22,11 @@
 #include "dialects/Kernel/KernelOps.h.inc"
 
 namespace mtc::kernel {
+/// The ops that are kernels (one GPU kernel each, with a schedule).
+inline bool isKernelOp(mlir::Operation *op) {
+  return llvm::isa<ContractOp, ElementwiseOp, ReduceOp>(op);
+}
+
 /// True for the scalar ops kernel regions may contain.
 bool isAllowedScalarOp(mlir::Operation *op);
 

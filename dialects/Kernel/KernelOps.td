@@ -53,7 +53,8 @@ def Kernel_ScheduleKind : I32EnumAttr<"ScheduleKind", "how a kernel is mapped to
     I32EnumAttrCase<"mma", 1>,
     I32EnumAttrCase<"elementwise", 2>,
     I32EnumAttrCase<"tiled", 3>,
-    I32EnumAttrCase<"wgmma", 4>]> {
+    I32EnumAttrCase<"wgmma", 4>,
+    I32EnumAttrCase<"reduce", 5>]> {
   let cppNamespace = "::mtc::kernel";
   let genSpecializedAttr = 0;
 }
@@ -71,7 +72,8 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
       guarded by mbarriers, one producer warpgroup and `rows` consumer
       warpgroups of 64 weight rows each, the int8 weight converted in
       registers and fed to wgmma as its register operand; experimental),
-      or `elementwise`.
+      `elementwise`, or `reduce` (a row reduction: each warp sums rows,
+      `rows` of them, `vec` elements per lane and load).
     - `warps`: warps per thread block.
     - `rows`: weight rows (output columns) each warp owns; for a weight stored
       [K, N], vectors along N each lane owns.
@@ -113,7 +115,7 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
 //===----------------------------------------------------------------------===//
 
 def Kernel_YieldOp : Kernel_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["ContractOp", "ElementwiseOp"]>]> {
+    ParentOneOf<["ContractOp", "ElementwiseOp", "ReduceOp"]>]> {
   let summary = "Yields a kernel region's scalar result";
   let arguments = (ins AnyType:$value);
   let assemblyFormat = "$value attr-dict `:` type($value)";
@@ -222,6 +224,63 @@ def Kernel_ElementwiseOp : Kernel_Op<"elementwise", [Pure, IsolatedFromAbove,
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+}
+
+def Kernel_ReduceOp : Kernel_Op<"reduce", [Pure, IsolatedFromAbove,
+    AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<OpAsmOpInterface,
+                              ["getAsmResultNames", "getAsmBlockArgumentNames"]>]> {
+  let summary = "A row reduction: a sum over the last dimension, then an epilogue";
+  let description = [{
+    For a result `[..., 1]` and `extent` K, over the iteration space
+    `[..., K]`:
+
+        sum = sum over k of body(in0[map0(r..., k)], ...)      (in f32)
+        result[r..., 0] = epilogue(sum, E0[emap0(r..., 0)], ...)
+
+    The body computes one f32 term from one element of each input (what a
+    norm sums: `x * x` of `x` converted to f32), the epilogue the row's
+    statistic from the sum (`mean`, `+ eps`, `rsqrt`). Both are scalar
+    `arith` (and `math`) regions; every node keeps its rounding. Input maps
+    index the iteration space, epilogue maps the result's.
+
+    ```mlir
+    %r = kernel.reduce %x : tensor<1x4096xbf16> epilogue()
+        {extent = 4096, indexing_maps = [(d0, d1) -> (d0, d1)], ...}
+        -> tensor<1x1xf32> body {
+    ^bb0(%in0: bf16):
+      %0 = arith.extf %in0 : bf16 to f32
+      %1 = arith.mulf %0, %0 : f32
+      kernel.yield %1 : f32
+    } epilogue {
+    ^bb0(%sum: f32):
+      ... (divide by K, add eps, rsqrt)
+      kernel.yield %5 : f32
+    }
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$inputs,
+    Variadic<AnyRankedTensor>:$epilogue_inputs,
+    AffineMapArrayAttr:$indexing_maps,
+    AffineMapArrayAttr:$epilogue_maps,
+    ConfinedAttr<I64Attr, [IntPositive]>:$extent,
+    StrArrayAttr:$nodes,
+    OptionalAttr<Kernel_ScheduleAttr>:$schedule);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
+  let assemblyFormat = [{
+    ($inputs^ `:` type($inputs))?
+    `epilogue` `(` ($epilogue_inputs^ `:` type($epilogue_inputs))? `)`
+    attr-dict `->` type($result) `body` $body `epilogue` $epilogue
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The iteration space of the inputs: the result's shape with its last
+    /// dimension (1) replaced by `extent`.
+    ::llvm::SmallVector<int64_t> getIterationShape();
+  }];
 }
 
 #endif // MTC_KERNEL_OPS

@@ -234,8 +234,9 @@ static std::string checkLaunchFits(const ContractShape &c,
 
 std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
                                                const ScheduleParams &s) {
-  if (s.kind == ScheduleKind::elementwise)
-    return "a contraction cannot use an elementwise schedule";
+  if (s.kind == ScheduleKind::elementwise || s.kind == ScheduleKind::reduce)
+    return "a contraction cannot use an " +
+           stringifyScheduleKind(s.kind).str() + " schedule";
   if (c.b == DType::I4 && c.bTransposed)
     return "int4 weights must be stored [N, K] (the layout of linear)";
   bool wgmma = s.kind == ScheduleKind::wgmma;
@@ -348,6 +349,28 @@ std::string mtc::kernel::checkElementwiseSchedule(int64_t numElements,
   return "";
 }
 
+std::string mtc::kernel::checkReduceSchedule(int64_t rows,
+                                             const ScheduleParams &s) {
+  if (s.kind != ScheduleKind::reduce)
+    return "a row reduction needs a reduce schedule";
+  if (!isPow2In(s.warps, 1, 32))
+    return "warps must be a power of two in [1, 32]";
+  if (!isPow2In(s.rows, 1, 16))
+    return "rows (per warp) must be a power of two in [1, 16]";
+  if (!isPow2In(s.vec, 1, 8))
+    return "vec (elements per lane and load) must be a power of two in "
+           "[1, 8]";
+  if (s.kwarps != 1 || s.unroll != 1 || s.mtile != 1 || s.splitk != 1 ||
+      s.cluster != 1)
+    return "kwarps, unroll, mtile, splitk and cluster must be 1 for row "
+           "reductions";
+  if (std::string e = checkRegs(s); !e.empty())
+    return e;
+  if (llvm::divideCeil(rows, s.warps * s.rows) > (int64_t(1) << 31) - 1)
+    return "grid too large";
+  return "";
+}
+
 //===----------------------------------------------------------------------===//
 // Launch geometry
 //===----------------------------------------------------------------------===//
@@ -387,5 +410,14 @@ LaunchConfig mtc::kernel::elementwiseLaunchConfig(int64_t numElements,
       static_cast<int64_t>(llvm::divideCeil(numElements, threads * s.vec)), 1,
       1};
   l.block = {threads, 1, 1};
+  return l;
+}
+
+LaunchConfig mtc::kernel::reduceLaunchConfig(int64_t rows,
+                                             const ScheduleParams &s) {
+  LaunchConfig l;
+  l.grid = {static_cast<int64_t>(llvm::divideCeil(rows, s.warps * s.rows)), 1,
+            1};
+  l.block = {s.warps * 32, 1, 1};
   return l;
 }

@@ -105,10 +105,11 @@ struct TuneAxis {
   TuneRange simtAndMma, tiled, elementwise, wgmma;
   bool plusM = false;
   constexpr const TuneRange &forKind(ScheduleKind kind) const {
-    return kind == ScheduleKind::tiled         ? tiled
-           : kind == ScheduleKind::elementwise ? elementwise
-           : kind == ScheduleKind::wgmma       ? wgmma
-                                               : simtAndMma;
+    return kind == ScheduleKind::tiled ? tiled
+           : kind == ScheduleKind::elementwise || kind == ScheduleKind::reduce
+               ? elementwise
+           : kind == ScheduleKind::wgmma ? wgmma
+                                         : simtAndMma;
   }
 };
 
@@ -293,6 +294,8 @@ std::string checkContractSchedule(const ContractShape &c,
                                   const ScheduleParams &s);
 std::string checkElementwiseSchedule(int64_t numElements,
                                      const ScheduleParams &s);
+/// A row reduction of `rows` rows (the result's elements).
+std::string checkReduceSchedule(int64_t rows, const ScheduleParams &s);
 
 LaunchConfig contractLaunchConfig(const ContractShape &c,
                                   const ScheduleParams &s);
@@ -343,6 +346,8 @@ ContractGeometry contractGeometry(const ContractShape &c,
                                   const ScheduleParams &s);
 LaunchConfig elementwiseLaunchConfig(int64_t numElements,
                                      const ScheduleParams &s);
+/// The reduce kind: `warps` warps a block, each summing `rows` rows.
+LaunchConfig reduceLaunchConfig(int64_t rows, const ScheduleParams &s);
 
 } // namespace mtc::kernel
 

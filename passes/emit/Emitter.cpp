@@ -251,6 +251,14 @@ Value Emitter::emitScalarOp(Operation *op, IRMapping &m) {
             .getResult(0);
     return fromF32(r, exp.getType());
   }
+  if (auto rs = dyn_cast<math::RsqrtOp>(op)) {
+    // 1 / sqrt(x): sqrt.rn and div.rn, each correctly rounded (a row's
+    // statistic, once per row).
+    Value x = toF32(m.lookup(rs.getOperand()));
+    Value root = LLVM::SqrtOp::create(g.b, g.loc, x);
+    return fromF32(arith::DivFOp::create(g.b, g.loc, g.cf32(1), root),
+                   rs.getType());
+  }
   auto div = dyn_cast<arith::DivFOp>(op);
   if (fastDivide && div && div.getType().isF32()) {
     // The epilogue's silu divides once per output, whose inputs and results

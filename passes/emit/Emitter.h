@@ -136,6 +136,10 @@ mlir::LogicalResult emitElementwise(mlir::OpBuilder &b,
                                     llvm::StringRef name,
                                     const EmitOptions &opts);
 
+/// Emits the row reduction op `op` (Reduce.cpp).
+mlir::LogicalResult emitReduce(mlir::OpBuilder &b, kernel::ReduceOp op,
+                               llvm::StringRef name, const EmitOptions &opts);
+
 } // namespace mtc::emit
 
 #endif // MTC_PASSES_EMIT_EMITTER_H

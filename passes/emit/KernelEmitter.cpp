@@ -54,5 +54,7 @@ LogicalResult mtc::emitKernel(OpBuilder &b, Operation *op, StringRef name,
   }
   if (auto e = dyn_cast<ElementwiseOp>(op))
     return emitElementwise(b, e, name, opts);
+  if (auto r = dyn_cast<ReduceOp>(op))
+    return emitReduce(b, r, name, opts);
   return op->emitOpError("is not a kernel op");
 }

@@ -12,6 +12,9 @@ blocks splitting K, narrow vectors, several rows of M per block). The
 `int4_` cases (`--only '^int4_'`) are gpt-fast's int4 layer: i4 weights with
 group-wise scales and zeros (`repeat`), groups of 32 to 256, M = 1 to 256,
 bf16 and f16, both dequantisation forms, heuristic and forced schedules.
+The `fused_` cases (`--only '^fused_'`, fused_cases.py) are the decoder
+block around the linear: norms (row reductions) and a Llama feed-forward
+half with its norm, SwiGLU and residual, int8 and int4, M = 1 to 512.
 
 Exit status: 0 all passed, 1 a case failed, 77 skipped (no GPU or driver).
 
@@ -28,6 +31,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fused_cases import fused_cases  # noqa: E402
 from int4_cases import int4_cases  # noqa: E402
 
 SKIP = 77
@@ -298,7 +302,7 @@ def cases(quick):
         nm = f"dispatch_m{m}"
         text = woq(nm, "M", 4096, 4096).replace("scales: bf16", "scales: bf16")
         cs.append((nm, text, ["--bind", "M=1,2,4,8,16,32", "--batch", str(m)]))
-    return cs + int4_cases(quick)
+    return cs + int4_cases(quick) + fused_cases(quick)
 
 
 def run_file(mtc, path, flags, timeout):

@@ -82,7 +82,7 @@ TEST_F(FrontendTest, SyntaxErrors) {
               "expected '(' after op name 'relu', got 'x'");
   expectError(
       "graph g(x: f32[4]) -> f32[4] { y = add(x, ) return y }", "1:43",
-      "expected an argument (a value name, a dtype or an integer), got ')'");
+      "expected an argument (a value name, a dtype or a number), got ')'");
   expectError("graph g(x: f32[4]) -> f32[4] { y = relu(x) return y z }", "1:53",
               "expected '}' after the return statement, got 'z'; 'return' "
               "must be the last statement of graph 'g'");
@@ -133,7 +133,7 @@ TEST_F(FrontendTest, UnknownOp) {
   expectError("graph g(x: f32[4]) -> f32[4] {\n  y = gelu(x)\n  return y\n}",
               "2:7",
               "unknown op 'gelu'; expected one of convert, linear, matmul, "
-              "transpose, repeat, add, sub, mul, relu, silu");
+              "transpose, repeat, add, sub, mul, relu, silu, rsqrt, sum, mean");
 }
 
 TEST_F(FrontendTest, UnknownDtype) {

@@ -16,6 +16,29 @@ using namespace mtc::frontendtest;
 
 namespace {
 
+TEST_F(FrontendTest, NumberArguments) {
+  const char *head = "graph g(x: f32[8, 64], s: i8[8, 64]) -> f32[8, 64] {\n";
+  auto graphWith = [&](const char *stmt) {
+    return std::string(head) + stmt + "\n  return y\n}";
+  };
+  expectError(graphWith("  y = add(x, 1e)"), "2:14",
+              "bad number '1e'; a number is an integer (128) or a float "
+              "(1.5, 1e-05)");
+  expectError(graphWith("  y = add(x, - 2)"), "2:14",
+              "unexpected '-'; an argument is a value name, a dtype or a "
+              "number (a '-' right before it)");
+  expectError(graphWith("  y = silu(0.5)"), "2:12",
+              "silu: expected a value name, got the number '0.5' (silu(t))");
+  expectError(graphWith("  y = sum(-3)"), "2:11",
+              "sum: expected a value name, got the integer '-3' (sum(t))");
+  // The number takes the other operand's type, which must be a float.
+  expectError(graphWith("  y = mul(s, 2.5)"), "2:14",
+              "mul: operands must be floating point, got i8; insert a "
+              "convert; a number takes the type of the other operand");
+  expectError(graphWith("  y = mean(x, x)"), "2:7",
+              "mean takes 1 argument, mean(t), got 2");
+}
+
 TEST_F(FrontendTest, IntegerArguments) {
   // repeat's group is an integer literal, and only there.
   expectError("graph g(s: bf16[8, 2], n: bf16[1]) -> bf16[8, 128] {\n"
@@ -24,9 +47,14 @@ TEST_F(FrontendTest, IntegerArguments) {
               "repeat: the group size must be an integer literal, got 'n' "
               "(repeat(t, group))");
   expectError("graph g(x: bf16[8, 64]) -> bf16[8, 64] {\n"
-              "  y = add(x, 2)\n  return y\n}",
+              "  y = relu(2)\n  return y\n}",
+              "2:12",
+              "relu: expected a value name, got the integer '2' (relu(t))");
+  expectError("graph g(x: bf16[8, 64]) -> bf16[8, 64] {\n"
+              "  y = add(2, 3)\n  return y\n}",
               "2:14",
-              "add: expected a value name, got the integer '2' (add(a, b))");
+              "add: at most one argument may be a number; the other must be a "
+              "value name");
   expectError("graph g(s: bf16[8, 2]) -> bf16[8, 128] {\n"
               "  r = repeat(4, s)\n  return r\n}",
               "2:14",
@@ -38,13 +66,11 @@ TEST_F(FrontendTest, IntegerArguments) {
   expectError("graph g(s: bf16[8, 2]) -> bf16[8, 128] {\n"
               "  r = repeat(s, 4.5)\n  return r\n}",
               "2:17",
-              "an integer argument is a non-negative decimal literal, got "
-              "'4.5'");
+              "repeat: the group size must be an integer literal, got '4.5' "
+              "(repeat(t, group))");
   expectError("graph g(s: bf16[8, 2]) -> bf16[8, 128] {\n"
               "  r = repeat(s, -2)\n  return r\n}",
-              "2:17",
-              "an integer argument is a non-negative decimal literal, got "
-              "'-2'");
+              "2:17", "repeat: the group size must be positive, got -2");
   expectError("graph g(s: bf16[8, 2]) -> bf16[8, 128] {\n"
               "  r = repeat(s, 99999999999999999999)\n  return r\n}",
               "2:17",

@@ -120,6 +120,41 @@ graph all(a: f32[2, 3], b: f32[3, 4], w: f32[5, 3], q: i8[4]) -> f32[2, 5] {
       << ir;
 }
 
+TEST_F(FrontendTest, ReductionsAndNumbers) {
+  // RMSNorm as docs/graph-format.md writes it: a number operand becomes a
+  // graph.constant of the other operand's dtype, named after its node and
+  // position; -1.5 and 2e3 are numbers too.
+  ParseResult r = parse(R"(
+graph norm(x: bf16[3, 64], g: bf16[64]) -> (bf16[3, 64], f32[3, 1]) {
+  xf = convert(x, f32)
+  sq = mul(xf, xf)
+  ms = mean(sq)
+  e  = add(ms, 1e-05)
+  rs = rsqrt(e)
+  n  = mul(xf, rs)
+  nb = convert(n, bf16)
+  y  = mul(nb, g)
+  s  = sum(sq)
+  t  = mul(-1.5, s)
+  u  = sub(t, 2e3)
+  return y, u
+}
+)");
+  ASSERT_TRUE(r.module);
+  std::string ir = print(*r.module);
+  for (const char *line :
+       {"%ms = graph.mean %sq : tensor<3x64xf32> -> tensor<3x1xf32>",
+        "%e_1 = graph.constant 1.000000e-05 : tensor<1xf32>",
+        "%e = graph.add %ms, %e_1 : tensor<3x1xf32>, tensor<1xf32> -> "
+        "tensor<3x1xf32>",
+        "%rs = graph.rsqrt %e : tensor<3x1xf32> -> tensor<3x1xf32>",
+        "%t_0 = graph.constant -1.500000e+00 : tensor<1xf32>",
+        "%t = graph.mul %t_0, %s : tensor<1xf32>, tensor<3x1xf32> -> "
+        "tensor<3x1xf32>",
+        "%u_1 = graph.constant 2.000000e+03 : tensor<1xf32>"})
+    EXPECT_NE(ir.find(line), std::string::npos) << line << "\n" << ir;
+}
+
 TEST_F(FrontendTest, Int4WeightAndRepeat) {
   // An i4 input, repeat's integer argument (which becomes the group
   // attribute), and symbolic dimensions around them.
@@ -228,11 +263,13 @@ TEST_F(FrontendTest, LayoutIsFree) {
                         "z=silu(y)return z}\r\n");
   ASSERT_TRUE(r.module);
   // Columns are bytes; CR does not start a line.
-  expectError("graph g(x: f32[2])\r\n -> f32[2] {\r\n\ty = foo(x)\r\n"
-              "return y }",
-              "3:6",
-              "unknown op 'foo'; expected one of convert, linear, "
-              "matmul, transpose, repeat, add, sub, mul, relu, silu");
+  expectError(
+      "graph g(x: f32[2])\r\n -> f32[2] {\r\n\ty = foo(x)\r\n"
+      "return y }",
+      "3:6",
+      "unknown op 'foo'; expected one of convert, linear, "
+      "matmul, transpose, repeat, add, sub, mul, relu, silu, rsqrt, sum, "
+      "mean");
 }
 
 TEST_F(FrontendTest, CommentsMayHoldUtf8) {

@@ -370,3 +370,45 @@ graph.func @i4_odd_node_result(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> {
   %q = graph.convert %x : tensor<8x64xbf16> -> tensor<8x63xi4>
   graph.return %x : tensor<8x64xbf16>
 }
+
+// -----
+
+graph.func @sum_of_integers(%x: tensor<4x8xi8>) -> tensor<4x1xi8> {
+  // expected-error @+2 {{sum: operands must be floating point, got i8; insert a convert}}
+  // expected-error @+1 {{'graph.sum' op failed to infer returned types}}
+  %s = graph.sum %x : tensor<4x8xi8> -> tensor<4x1xi8>
+  graph.return %s : tensor<4x1xi8>
+}
+
+// -----
+
+graph.func @mean_keeps_the_dimension(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{'graph.mean' op inferred type(s) 'tensor<4x1xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
+  // expected-error @+1 {{'graph.mean' op failed to infer returned types}}
+  %s = graph.mean %x : tensor<4x8xf32> -> tensor<4xf32>
+  graph.return %s : tensor<4xf32>
+}
+
+// -----
+
+graph.func @constant_shape() -> tensor<2xf32> {
+  // expected-error @+1 {{'graph.constant' op result must be a tensor<1x...> of a float type, got 'tensor<2xf32>'}}
+  %c = graph.constant 1.0 : tensor<2xf32>
+  graph.return %c : tensor<2xf32>
+}
+
+// -----
+
+graph.func @constant_integer() -> tensor<1xi8> {
+  // expected-error @+1 {{'graph.constant' op result must be a tensor<1x...> of a float type, got 'tensor<1xi8>'}}
+  %c = graph.constant 1.0 : tensor<1xi8>
+  graph.return %c : tensor<1xi8>
+}
+
+// -----
+
+graph.func @constant_infinite() -> tensor<1xf32> {
+  // expected-error @+1 {{'graph.constant' op value must be finite}}
+  %c = graph.constant 1.0e400 : tensor<1xf32>
+  graph.return %c : tensor<1xf32>
+}

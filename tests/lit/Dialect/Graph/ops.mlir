@@ -131,3 +131,33 @@ graph.func @repeat_and_i4(%t: tensor<2x3x4xf32>, %v: tensor<5xi8>, %q: tensor<6x
   %qf = graph.convert %q : tensor<6xi4> -> tensor<6xf32>
   graph.return %r, %r1, %q8, %qf : tensor<2x3x12xf32>, tensor<5xi8>, tensor<6xi8>, tensor<6xf32>
 }
+
+// RMSNorm: the row reductions keep the last dimension as 1, a constant is a
+// one-element tensor that broadcasts, rsqrt keeps the shape.
+
+// CHECK-LABEL: graph.func @rms_norm(
+// CHECK-SAME:    %x: tensor<3x64xbf16>, %g: tensor<64xbf16>) -> (tensor<3x64xbf16>, tensor<3x1xf32>)
+// CHECK-NEXT:    %xf = graph.convert %x : tensor<3x64xbf16> -> tensor<3x64xf32>
+// CHECK-NEXT:    %sq = graph.mul %xf, %xf : tensor<3x64xf32>, tensor<3x64xf32> -> tensor<3x64xf32>
+// CHECK-NEXT:    %ms = graph.mean %sq : tensor<3x64xf32> -> tensor<3x1xf32>
+// CHECK-NEXT:    %ss = graph.sum %sq : tensor<3x64xf32> -> tensor<3x1xf32>
+// CHECK-NEXT:    %eps = graph.constant 9.9999997473787516E-6 : tensor<1xf32>
+// CHECK-NEXT:    %e = graph.add %ms, %eps : tensor<3x1xf32>, tensor<1xf32> -> tensor<3x1xf32>
+// CHECK-NEXT:    %r = graph.rsqrt %e : tensor<3x1xf32> -> tensor<3x1xf32>
+// CHECK-NEXT:    %n = graph.mul %xf, %r : tensor<3x64xf32>, tensor<3x1xf32> -> tensor<3x64xf32>
+// CHECK-NEXT:    %nb = graph.convert %n : tensor<3x64xf32> -> tensor<3x64xbf16>
+// CHECK-NEXT:    %y = graph.mul %nb, %g : tensor<3x64xbf16>, tensor<64xbf16> -> tensor<3x64xbf16>
+// CHECK-NEXT:    graph.return %y, %ss : tensor<3x64xbf16>, tensor<3x1xf32>
+graph.func @rms_norm(%x: tensor<3x64xbf16>, %g: tensor<64xbf16>) -> (tensor<3x64xbf16>, tensor<3x1xf32>) {
+  %xf = graph.convert %x : tensor<3x64xbf16> -> tensor<3x64xf32>
+  %sq = graph.mul %xf, %xf : tensor<3x64xf32>, tensor<3x64xf32> -> tensor<3x64xf32>
+  %ms = graph.mean %sq : tensor<3x64xf32> -> tensor<3x1xf32>
+  %ss = graph.sum %sq : tensor<3x64xf32> -> tensor<3x1xf32>
+  %eps = graph.constant 9.9999997473787516E-6 : tensor<1xf32>
+  %e = graph.add %ms, %eps : tensor<3x1xf32>, tensor<1xf32> -> tensor<3x1xf32>
+  %r = graph.rsqrt %e : tensor<3x1xf32> -> tensor<3x1xf32>
+  %n = graph.mul %xf, %r : tensor<3x64xf32>, tensor<3x1xf32> -> tensor<3x64xf32>
+  %nb = graph.convert %n : tensor<3x64xf32> -> tensor<3x64xbf16>
+  %y = graph.mul %nb, %g : tensor<3x64xbf16>, tensor<64xbf16> -> tensor<3x64xbf16>
+  graph.return %y, %ss : tensor<3x64xbf16>, tensor<3x1xf32>
+}

@@ -329,3 +329,30 @@ graph.func @contract_i4_and_repeat(%x: tensor<1x64xf16>, %w: tensor<8x64xi4>, %t
   }
   graph.return %0, %1 : tensor<1x8xf16>, tensor<2x3x16xf32>
 }
+
+// kernel.reduce: a norm's row statistic with a b-like input along K and
+// an epilogue input.
+
+#rid = affine_map<(d0, d1) -> (d0, d1)>
+#rcol = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: graph.func @norm_stat(
+// CHECK:         %r = kernel.reduce %{{.*}}, %{{.*}} : tensor<3x64xbf16>, tensor<64xbf16> epilogue(%{{.*}} : tensor<3x1xf32>)
+// CHECK-SAME:      {epilogue_maps = [#{{.*}}], extent = 64 : i64, indexing_maps = [#{{.*}}, #{{.*}}], nodes = ["r"], schedule = #kernel.schedule<kind = reduce, warps = 4, rows = 1, kwarps = 1, vec = 8, unroll = 1, mtile = 1, splitk = 1>} -> tensor<3x1xf32> body {
+// CHECK:         } epilogue {
+// CHECK:           math.rsqrt
+graph.func @norm_stat(%x: tensor<3x64xbf16>, %g: tensor<64xbf16>, %b: tensor<3x1xf32>) -> tensor<3x1xf32> {
+  %r = kernel.reduce %x, %g : tensor<3x64xbf16>, tensor<64xbf16> epilogue(%b : tensor<3x1xf32>) {epilogue_maps = [#rid], extent = 64 : i64, indexing_maps = [#rid, #rcol], nodes = ["r"], schedule = #kernel.schedule<kind = reduce, warps = 4, rows = 1, kwarps = 1, vec = 8, unroll = 1, mtile = 1, splitk = 1>} -> tensor<3x1xf32> body {
+  ^bb0(%in0: bf16, %in1: bf16):
+    %0 = arith.extf %in0 : bf16 to f32
+    %1 = arith.extf %in1 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    kernel.yield %2 : f32
+  } epilogue {
+  ^bb0(%sum: f32, %e0: f32):
+    %0 = arith.addf %sum, %e0 : f32
+    %1 = math.rsqrt %0 : f32
+    kernel.yield %1 : f32
+  }
+  graph.return %r : tensor<3x1xf32>
+}
+

@@ -1,0 +1,213 @@
+//===- FuseReductions.cpp - Row reductions and what feeds them ------------===//
+//
+// mtc-fuse's patterns for kernel.reduce (FuseKernels.cpp has the algorithm
+// and the others):
+//
+// - FuseReduceProducer: an elementwise kernel that only the reduction reads,
+//   over its iteration space, moves into the reduction's body (`x * x`).
+// - FuseReduceEpilogue: the only consumer of a reduction's result, an
+//   elementwise kernel over the result's space, becomes its epilogue
+//   (`+ eps`, `rsqrt`).
+// - FuseReduceEpilogueInputProducer: an elementwise kernel that only the
+//   epilogue reads moves into it (a constant).
+// - RecomputeConversion: a kernel that only converts its one input (no
+//   broadcast, no arithmetic) and has several users, all elementwise kernels
+//   or reductions, is cloned for each: converting an element where it is
+//   read costs less than writing the converted tensor and reading it back
+//   (a norm's `convert(x, f32)` feeds both its sum of squares and its
+//   scaling).
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionSupport.h"
+#include "passes/MergeLists.h"
+
+#include "dialects/Kernel/KernelOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::fusion;
+using namespace mtc::kernel;
+
+namespace {
+
+InputList inputsOf(ValueRange values, ArrayAttr maps) {
+  InputList in;
+  in.values.assign(values.begin(), values.end());
+  in.maps = mapsOf(maps);
+  return in;
+}
+
+struct FuseReduceProducer : OpRewritePattern<ReduceOp> {
+  FuseReduceProducer(MLIRContext *ctx, Pass::Statistic &stat, MergeLists &lists)
+      : OpRewritePattern(ctx), stat(stat), lists(lists) {}
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
+    for (Value v : op.getInputs()) {
+      auto prod = v.getDefiningOp<ElementwiseOp>();
+      if (!prod || !onlyUsedBy(v, op))
+        continue;
+      std::optional<Inlined> m = inlineProducer(op.getInputs(), maps, v, prod);
+      if (!m)
+        continue;
+      Location loc = op.getLoc();
+      ReduceOp fused = createReduce(
+          rewriter, loc, op.getType(), int64_t(op.getExtent()), m->inputs,
+          inputsOf(op.getEpilogueInputs(), op.getEpilogueMaps()),
+          lists.pendingNodes(rewriter.getContext()));
+      lists.mergeNodes(fused, prod, op);
+      mergeBodies(rewriter, loc, fused.getBody(), op.getBody(), 0, *m,
+                  prod.getBody().front());
+      fused.getEpilogue().takeBody(op.getEpilogue());
+      rewriter.replaceOp(op, fused.getResult());
+      rewriter.eraseOp(prod);
+      ++stat;
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no single-use producer");
+  }
+  Pass::Statistic &stat;
+  MergeLists &lists;
+};
+
+struct FuseReduceEpilogue : OpRewritePattern<ElementwiseOp> {
+  FuseReduceEpilogue(MLIRContext *ctx, Pass::Statistic &stat, MergeLists &lists)
+      : OpRewritePattern(ctx), stat(stat), lists(lists) {}
+
+  LogicalResult matchAndRewrite(ElementwiseOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
+    for (Value v : op.getInputs()) {
+      auto red = v.getDefiningOp<ReduceOp>();
+      if (!red || !onlyUsedBy(v, op) ||
+          red.getType().getShape() !=
+              cast<RankedTensorType>(op.getType()).getShape())
+        continue;
+      if (llvm::any_of(llvm::zip(op.getInputs(), maps), [&](auto p) {
+            return std::get<0>(p) == v && !std::get<1>(p).isIdentity();
+          }))
+        continue;
+      InputList ep = inputsOf(red.getEpilogueInputs(), red.getEpilogueMaps());
+      unsigned numOld = ep.values.size();
+      SmallVector<int> consumerArg; // op input i -> ep index, -1 for v
+      for (auto [in, map] : llvm::zip(op.getInputs(), maps))
+        consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
+      Location loc = lists.fuseLocs(red, op);
+      ReduceOp fused =
+          createReduce(rewriter, loc, op.getType(), int64_t(red.getExtent()),
+                       inputsOf(red.getInputs(), red.getIndexingMaps()), ep,
+                       lists.pendingNodes(rewriter.getContext()));
+      lists.mergeNodes(fused, red, op);
+      fused.getBody().takeBody(red.getBody());
+      {
+        // The reduction's epilogue is moved with its arguments (the sum,
+        // then its inputs, first in `ep`); the consumer is cloned after it.
+        OpBuilder::InsertionGuard guard(rewriter);
+        fused.getEpilogue().takeBody(red.getEpilogue());
+        Block *block = &fused.getEpilogue().front();
+        for (Value in : ArrayRef(ep.values).drop_front(numOld))
+          block->addArgument(elementTypeOf(in), loc);
+        auto oldYield = cast<YieldOp>(block->getTerminator());
+        rewriter.setInsertionPoint(oldYield);
+        SmallVector<Value> consumerArgs;
+        for (int idx : consumerArg)
+          consumerArgs.push_back(idx < 0 ? oldYield.getValue()
+                                         : block->getArgument(1 + idx));
+        Value r = inlineBlock(rewriter, op.getBody().front(), consumerArgs);
+        YieldOp::create(rewriter, loc, r);
+        rewriter.eraseOp(oldYield);
+      }
+      rewriter.replaceOp(op, fused.getResult());
+      rewriter.eraseOp(red);
+      ++stat;
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no row reduction to extend");
+  }
+  Pass::Statistic &stat;
+  MergeLists &lists;
+};
+
+struct FuseReduceEpilogueInputProducer : OpRewritePattern<ReduceOp> {
+  FuseReduceEpilogueInputProducer(MLIRContext *ctx, Pass::Statistic &stat,
+                                  MergeLists &lists)
+      : OpRewritePattern(ctx), stat(stat), lists(lists) {}
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<AffineMap> maps = mapsOf(op.getEpilogueMaps());
+    for (Value v : op.getEpilogueInputs()) {
+      auto prod = v.getDefiningOp<ElementwiseOp>();
+      if (!prod || !onlyUsedBy(v, op) || llvm::is_contained(op.getInputs(), v))
+        continue;
+      std::optional<Inlined> m =
+          inlineProducer(op.getEpilogueInputs(), maps, v, prod);
+      if (!m)
+        continue;
+      Location loc = lists.fuseLocs(prod, op);
+      ReduceOp fused =
+          createReduce(rewriter, loc, op.getType(), int64_t(op.getExtent()),
+                       inputsOf(op.getInputs(), op.getIndexingMaps()),
+                       m->inputs, lists.pendingNodes(rewriter.getContext()));
+      lists.mergeNodes(fused, prod, op);
+      fused.getBody().takeBody(op.getBody());
+      mergeBodies(rewriter, loc, fused.getEpilogue(), op.getEpilogue(), 1, *m,
+                  prod.getBody().front());
+      rewriter.replaceOp(op, fused.getResult());
+      rewriter.eraseOp(prod);
+      ++stat;
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no single-use epilogue producer");
+  }
+  Pass::Statistic &stat;
+  MergeLists &lists;
+};
+
+struct RecomputeConversion : OpRewritePattern<ElementwiseOp> {
+  RecomputeConversion(MLIRContext *ctx, Pass::Statistic &stat)
+      : OpRewritePattern(ctx), stat(stat) {}
+
+  LogicalResult matchAndRewrite(ElementwiseOp op,
+                                PatternRewriter &rewriter) const override {
+    Value v = op.getResult();
+    if (op.getInputs().size() != 1 || v.hasOneUse() || v.use_empty() ||
+        !mapsOf(op.getIndexingMaps())[0].isIdentity() ||
+        !conversionChainTypes(op.getBody()))
+      return rewriter.notifyMatchFailure(op, "not a conversion to recompute");
+    SmallVector<Operation *> users(v.getUsers().begin(), v.getUsers().end());
+    if (!llvm::all_of(users, [](Operation *u) {
+          return isa<ElementwiseOp, ReduceOp>(u);
+        }))
+      return rewriter.notifyMatchFailure(op, "a user is not elementwise");
+    // One clone per distinct user; each is then that user's only producer
+    // of v, which the producer patterns inline.
+    llvm::SmallPtrSet<Operation *, 4> seen;
+    for (Operation *u : users) {
+      if (!seen.insert(u).second || seen.size() == 1)
+        continue;
+      rewriter.setInsertionPoint(op);
+      Operation *clone = rewriter.clone(*op);
+      rewriter.modifyOpInPlace(
+          u, [&] { u->replaceUsesOfWith(v, clone->getResult(0)); });
+    }
+    if (seen.size() < 2)
+      return rewriter.notifyMatchFailure(op, "one user");
+    ++stat;
+    return success();
+  }
+  Pass::Statistic &stat;
+};
+
+} // namespace
+
+void mtc::fusion::addReductionFusion(RewritePatternSet &patterns,
+                                     Pass::Statistic &stat, MergeLists &lists) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<FuseReduceProducer, FuseReduceEpilogue,
+               FuseReduceEpilogueInputProducer>(ctx, stat, lists);
+  patterns.add<RecomputeConversion>(ctx, stat);
+}

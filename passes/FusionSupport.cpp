@@ -1,0 +1,82 @@
+//===- FusionSupport.cpp - Merging kernel regions -------------------------===//
+//
+// See FusionSupport.h.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionSupport.h"
+
+#include "llvm/ADT/BitVector.h"
+
+using namespace mlir;
+using namespace mtc::kernel;
+
+namespace mtc::fusion {
+
+std::optional<Inlined> inlineProducer(ValueRange consumerInputs,
+                                      ArrayRef<AffineMap> consumerMaps, Value v,
+                                      ElementwiseOp prod) {
+  std::optional<AffineMap> vMap;
+  for (auto [in, map] : llvm::zip(consumerInputs, consumerMaps)) {
+    if (in != v)
+      continue;
+    if (vMap && *vMap != map)
+      return std::nullopt; // read at two different indexings
+    vMap = map;
+  }
+  if (!vMap)
+    return std::nullopt;
+  Inlined r;
+  for (auto [in, map] : llvm::zip(consumerInputs, consumerMaps))
+    r.consumerArg.push_back(in == v ? -1 : int(r.inputs.add(in, map)));
+  for (auto [in, map] :
+       llvm::zip(prod.getInputs(), mapsOf(prod.getIndexingMaps())))
+    r.producerArg.push_back(r.inputs.add(in, map.compose(*vMap)));
+  return r;
+}
+
+void mergeBodies(PatternRewriter &rw, Location loc, Region &region,
+                 Region &consumer, unsigned leading, const Inlined &m,
+                 Block &producer) {
+  region.takeBody(consumer);
+  Block &block = region.front();
+  SmallVector<Value> inputArg(m.inputs.values.size()); // input -> argument
+  SmallVector<BlockArgument> vArgs;
+  llvm::BitVector dropped(block.getNumArguments());
+  for (auto [i, idx] : llvm::enumerate(m.consumerArg)) {
+    BlockArgument arg = block.getArgument(leading + i);
+    if (idx >= 0 && !inputArg[idx]) {
+      inputArg[idx] = arg;
+      continue;
+    }
+    dropped.set(leading + i);
+    if (idx < 0)
+      vArgs.push_back(arg);
+    else
+      arg.replaceAllUsesWith(inputArg[idx]);
+  }
+  for (auto [i, in] : llvm::enumerate(m.inputs.values)) {
+    if (!inputArg[i])
+      inputArg[i] = block.addArgument(elementTypeOf(in), loc);
+  }
+  for (BlockArgument arg : block.getArguments())
+    arg.setLoc(loc);
+
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPointToStart(&block);
+  SmallVector<Value> prodArgs;
+  for (unsigned idx : m.producerArg)
+    prodArgs.push_back(inputArg[idx]);
+  Value pv = inlineBlock(rw, producer, prodArgs);
+  for (BlockArgument arg : vArgs)
+    arg.replaceAllUsesWith(pv);
+  dropped.resize(block.getNumArguments());
+  block.eraseArguments(dropped);
+  assert(llvm::all_of(llvm::enumerate(inputArg),
+                      [&](auto p) {
+                        return block.getArgument(leading + p.index()) ==
+                               p.value();
+                      }) &&
+         "merged arguments out of order");
+}
+
+} // namespace mtc::fusion

@@ -1,0 +1,47 @@
+//===- FusionSupport.h - Merging kernel regions -----------------*- C++ -*-===//
+//
+// What the fusion patterns (FuseKernels.cpp, FuseReductions.cpp) share to
+// merge a producer into its consumer: the merged input list and the merged
+// region, built in time linear in the producer (FuseKernels.cpp's header
+// says why that matters).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MTC_PASSES_FUSIONSUPPORT_H
+#define MTC_PASSES_FUSIONSUPPORT_H
+
+#include "passes/KernelBuilder.h"
+
+namespace mtc::fusion {
+
+/// The consumer's inputs with `v` replaced by the producer's inputs (maps
+/// composed): the index of each consumer input in the new list (-1 for `v`)
+/// and of each producer input. The consumer's inputs come first, in their
+/// order.
+struct Inlined {
+  InputList inputs;
+  llvm::SmallVector<int> consumerArg;
+  llvm::SmallVector<unsigned> producerArg;
+};
+
+/// How `prod` (producing `v`) inlines into a consumer with these inputs and
+/// maps; none if the consumer reads `v` at two different indexings.
+std::optional<Inlined>
+inlineProducer(mlir::ValueRange consumerInputs,
+               llvm::ArrayRef<mlir::AffineMap> consumerMaps, mlir::Value v,
+               kernel::ElementwiseOp prod);
+
+/// Fills the empty `region` with the merged body. The consumer's block (it
+/// may be a long fused chain) is moved in whole and its arguments renumbered
+/// in place: the consumer's inputs keep their order at the front of
+/// `m.inputs`, so an argument is only dropped (`v`, or a duplicate input) or
+/// appended (a new input of the producer), and the block's ops are never
+/// visited. The producer's body (a node or two) is cloned at its start, its
+/// value replacing the `v` argument. `leading` arguments (an epilogue's sum)
+/// come before the inputs. Every argument gets the location `loc`.
+void mergeBodies(mlir::PatternRewriter &rw, mlir::Location loc,
+                 mlir::Region &region, mlir::Region &consumer, unsigned leading,
+                 const Inlined &m, mlir::Block &producer);
+
+} // namespace mtc::fusion
+
+#endif // MTC_PASSES_FUSIONSUPPORT_H

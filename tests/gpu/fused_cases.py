@@ -1,0 +1,93 @@
+"""The `fused_` section of the GPU matrix (gpu_tests.py, `--only '^fused_'`):
+the decoder block's pieces around the linear (issue 24). Norms, whose row
+statistic is a kernel.reduce (RMSNorm as gpt-fast and Hugging Face write it,
+LayerNorm with its mean subtracted, a K that is not a multiple of the vector
+width, several reduce schedules), and the feed-forward half of a Llama block
+(examples/decoder_ffn.graph at a smaller size): the norm, gate and up
+projections with SwiGLU in the up projection's epilogue, the down projection
+with the residual in its epilogue; int8 and int4 weights; M in {1, 3, 16,
+64, 200, 512}, bf16 and f16. A module of gpu_tests.py, whose cases() ends
+with fused_cases().
+"""
+
+MS = [1, 3, 16, 64, 200, 512]
+
+
+def rms_norm(act, k):
+    """The statements of an RMSNorm of `x` ([M, k]) with weight `g`, as
+    gpt-fast's RMSNorm computes it: in f32, rounded to `act`, times g."""
+    return ["xf = convert(x, f32)", "sq = mul(xf, xf)", "ms = mean(sq)",
+            "e = add(ms, 1e-05)", "r = rsqrt(e)", "nf = mul(xf, r)",
+            f"nb = convert(nf, {act})", "n = mul(nb, g)"]
+
+
+def graph(name, params, out, body, result):
+    lines = [f"graph {name}({', '.join(params)}) -> {out} {{"]
+    lines += [f"  {l}" for l in body] + [f"  return {result}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def norm_graph(name, m, k, act, kind):
+    params = [f"x: {act}[{m}, {k}]", f"g: {act}[{k}]"]
+    if kind == "rms":
+        return graph(name, params, f"{act}[{m}, {k}]", rms_norm(act, k), "n")
+    # LayerNorm: mean, centred variance, weight and bias, all in f32.
+    params.append(f"b: {act}[{k}]")
+    body = ["xf = convert(x, f32)", "mu = mean(xf)", "c = sub(xf, mu)",
+            "c2 = mul(c, c)", "var = mean(c2)", "e = add(var, 1e-05)",
+            "r = rsqrt(e)", "nf = mul(c, r)", f"nb = convert(nf, {act})",
+            "ng = mul(nb, g)", "y = add(ng, b)"]
+    return graph(name, params, f"{act}[{m}, {k}]", body, "y")
+
+
+def ffn_graph(name, m, d, h, act, weight="i8", group=128):
+    """The feed-forward half of a decoder block: out = x + down(silu(gate(n))
+    * up(n)), n = rms_norm(x) * g; int8 weights with per-row scales, or int4
+    with group-wise scales and zeros (gpt-fast's `w * s + z`)."""
+    params = [f"x: {act}[{m}, {d}]", f"g: {act}[{d}]"]
+    body = rms_norm(act, d)
+    for w, n, k, inp in [("w1", h, d, "n"), ("w3", h, d, "n"),
+                         ("w2", d, h, "a")]:
+        if weight == "i8":
+            params += [f"{w}: i8[{n}, {k}]", f"s{w}: {act}[{n}]"]
+            body += [f"{w}f = convert({w}, {act})",
+                     f"{w}y = linear({inp}, {w}f)",
+                     f"{w}o = mul({w}y, s{w})"]
+        else:
+            params += [f"{w}: i4[{n}, {k}]", f"s{w}: {act}[{n}, {k // group}]",
+                       f"z{w}: {act}[{n}, {k // group}]"]
+            body += [f"{w}f = convert({w}, {act})",
+                     f"{w}s = repeat(s{w}, {group})",
+                     f"{w}z = repeat(z{w}, {group})",
+                     f"{w}m = mul({w}f, {w}s)", f"{w}d = add({w}m, {w}z)",
+                     f"{w}o = linear({inp}, {w}d)"]
+        if w == "w3":
+            body += ["sg = silu(w1o)", "a = mul(sg, w3o)"]
+    body.append("out = add(x, w2o)")
+    return graph(name, params, f"{act}[{m}, {d}]", body, "out")
+
+
+def fused_cases(quick):
+    """The fused section: (name, graph text, [mtc flags]), names fused_*."""
+    cs = []
+    for act in ["bf16", "f16"]:
+        for m in ([1, 64] if quick else MS):
+            nm = f"fused_rmsnorm_{act}_m{m}_4096"
+            cs.append((nm, norm_graph(nm, m, 4096, act, "rms"), []))
+            nm = f"fused_ffn_{act}_m{m}_1024x2816"
+            cs.append((nm, ffn_graph(nm, m, 1024, 2816, act), []))
+        for m in ([3] if quick else [1, 3, 200]):
+            nm = f"fused_layernorm_{act}_m{m}_1000"
+            cs.append((nm, norm_graph(nm, m, 1000, act, "layer"), []))
+        for m in ([1] if quick else [1, 16, 64]):
+            nm = f"fused_ffn4_{act}_m{m}_1024x2816"
+            cs.append((nm, ffn_graph(nm, m, 1024, 2816, act, "i4"), []))
+    # Reduce schedules: several rows per warp, one warp per block, scalar
+    # loads (vec 1), and a K that is not a multiple of the vector (1000 % 8).
+    for tag, m, k, s in [("r4", 200, 4096, "reduce w4 r4 kw1 v8 u1 mt1 sk1"),
+                         ("w1_v1", 3, 4096, "reduce w1 r1 kw1 v1 u1 mt1 sk1"),
+                         ("v8_ragged", 16, 1000, "reduce w2 r2 kw1 v8 u1 mt1 sk1")]:
+        nm = f"fused_rmsnorm_sched_{tag}_m{m}_{k}"
+        cs.append((nm, norm_graph(nm, m, k, "bf16", "rms"),
+                   ["--schedule", f"0={s}"]))
+    return cs
