@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelOps.h"
+#include "dialects/Kernel/KernelVerify.h"
 #include "dialects/Kernel/WeightSide.h"
 
 #include "mlir/IR/AffineExpr.h"
@@ -15,74 +16,6 @@
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::kernel;
-
-//===----------------------------------------------------------------------===//
-// Shared checks
-//===----------------------------------------------------------------------===//
-
-static bool isScalar(Type t) { return t.isIntOrFloat(); }
-
-bool mtc::kernel::isAllowedScalarOp(Operation *op) {
-  if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
-           arith::ExtSIOp, arith::MulFOp, arith::AddFOp, arith::SubFOp,
-           arith::DivFOp, arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
-           arith::ConstantOp, arith::SelectOp, arith::CmpFOp, math::ExpOp,
-           math::RsqrtOp, YieldOp>(op))
-    return false;
-  return llvm::all_of(op->getOperandTypes(), isScalar) &&
-         llvm::all_of(op->getResultTypes(), isScalar);
-}
-
-static LogicalResult verifyTensor(Operation *op, StringRef what, Type t) {
-  auto tensor = dyn_cast<RankedTensorType>(t);
-  if (!tensor || !tensor.hasStaticShape() || tensor.getRank() < 1 ||
-      !dtypeOf(tensor.getElementType()))
-    return op->emitOpError() << what
-                             << " must be a statically shaped tensor (rank >= "
-                                "1) of i4, i8, f16, bf16 or f32, got "
-                             << t;
-  return verifyTensorLimits(op, what, t);
-}
-
-/// A kernel's result: any tensor verifyTensor takes but i4 (a storage type
-/// no kernel writes).
-static LogicalResult verifyResult(Operation *op, Type t) {
-  if (failed(verifyTensor(op, "result", t)))
-    return failure();
-  if (getElementTypeOrSelf(t).isInteger(4))
-    return op->emitOpError("result cannot be i4 (a storage type for weights, "
-                           "which kernels only read)");
-  return success();
-}
-
-/// Checks a scalar region: argument types, the yielded type, allowed ops.
-static LogicalResult verifyScalarRegion(Operation *op, StringRef what,
-                                        Region &region, TypeRange argTypes,
-                                        Type yieldType) {
-  Block &block = region.front();
-  if (block.getNumArguments() != argTypes.size())
-    return op->emitOpError()
-           << what << " takes " << block.getNumArguments()
-           << (block.getNumArguments() == 1 ? " argument" : " arguments")
-           << ", expected " << argTypes.size();
-  for (auto [i, arg] : llvm::enumerate(block.getArguments()))
-    if (arg.getType() != argTypes[i])
-      return op->emitOpError() << what << " argument #" << i << " has type "
-                               << arg.getType() << ", expected " << argTypes[i];
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
-  if (!yield)
-    return op->emitOpError() << what << " must end in kernel.yield";
-  if (yield.getValue().getType() != yieldType)
-    return op->emitOpError() << what << " yields " << yield.getValue().getType()
-                             << ", expected " << yieldType;
-  for (Operation &inner : block)
-    if (!isAllowedScalarOp(&inner))
-      return inner.emitOpError()
-             << "is not supported inside a kernel " << what
-             << " (allowed: scalar arith conversions and arithmetic, "
-                "math.exp, math.rsqrt)";
-  return success();
-}
 
 static LogicalResult verifyScheduleOf(Operation *op,
                                       std::optional<ScheduleAttr> attr) {
@@ -94,15 +27,6 @@ static LogicalResult verifyScheduleOf(Operation *op,
     return op->emitOpError()
            << "schedule " << s.str() << " is illegal: " << err;
   return success();
-}
-
-static void setNameFromNodes(Operation *op, ArrayAttr nodes,
-                             OpAsmSetValueNameFn fn) {
-  if (nodes.empty())
-    return;
-  StringRef name = cast<StringAttr>(nodes[nodes.size() - 1]).getValue();
-  if (!name.empty() && (isalpha(name[0]) || name[0] == '_'))
-    fn(op->getResult(0), name);
 }
 
 //===----------------------------------------------------------------------===//

@@ -5,6 +5,7 @@
 #include "dialects/Kernel/IndexingMaps.h"
 #include "dialects/Kernel/KernelDialect.h"
 #include "dialects/Kernel/KernelEnums.h"
+#include "dialects/Kernel/KernelVerify.h"
 #include "dialects/Kernel/Schedule.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -26,9 +27,6 @@ namespace mtc::kernel {
 inline bool isKernelOp(mlir::Operation *op) {
   return llvm::isa<ContractOp, ElementwiseOp, ReduceOp>(op);
 }
-
-/// True for the scalar ops kernel regions may contain.
-bool isAllowedScalarOp(mlir::Operation *op);
 
 /// The problem `op` solves (Schedule.h), without the IR.
 ContractShape contractShape(ContractOp op);

@@ -1,0 +1,33 @@
+//===- KernelVerify.h - Checks every kernel op shares -----------*- C++ -*-===//
+#ifndef MTC_DIALECTS_KERNEL_KERNELVERIFY_H
+#define MTC_DIALECTS_KERNEL_KERNELVERIFY_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/Operation.h"
+
+namespace mtc::kernel {
+
+/// True for the scalar ops kernel regions may contain.
+bool isAllowedScalarOp(mlir::Operation *op);
+
+/// A statically shaped tensor of rank >= 1 of a dtype mtc knows, within the
+/// tensor limits; `what` names it in the error.
+llvm::LogicalResult verifyTensor(mlir::Operation *op, llvm::StringRef what,
+                                 mlir::Type t);
+/// A kernel's result: any tensor verifyTensor takes but i4 (a storage type
+/// no kernel writes).
+llvm::LogicalResult verifyResult(mlir::Operation *op, mlir::Type t);
+/// A scalar region: argument types, the yielded type, allowed ops.
+llvm::LogicalResult verifyScalarRegion(mlir::Operation *op,
+                                       llvm::StringRef what,
+                                       mlir::Region &region,
+                                       mlir::TypeRange argTypes,
+                                       mlir::Type yieldType);
+/// Names the op's result after its last node, where that is an identifier.
+void setNameFromNodes(mlir::Operation *op, mlir::ArrayAttr nodes,
+                      mlir::OpAsmSetValueNameFn fn);
+
+} // namespace mtc::kernel
+
+#endif // MTC_DIALECTS_KERNEL_KERNELVERIFY_H
