@@ -59,8 +59,9 @@ struct FoldWeightDequant : OpRewritePattern<ContractOp> {
   LogicalResult matchAndRewrite(ContractOp op,
                                 PatternRewriter &rewriter) const override {
     auto prod = op.getB().getDefiningOp<ElementwiseOp>();
-    if (!prod || !op.getBInputs().empty() || op.getBTransposed() ||
-        !onlyUsedBy(op.getB(), op) || op.getA() == op.getB())
+    if (!prod || !op.getBInputs().empty() || !op.getAInputs().empty() ||
+        op.getBTransposed() || !onlyUsedBy(op.getB(), op) ||
+        op.getA() == op.getB())
       return rewriter.notifyMatchFailure(op, "no dequantizing producer");
     std::optional<unsigned> weight;
     std::optional<int64_t> group;

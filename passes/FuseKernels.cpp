@@ -73,6 +73,8 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
 
   LogicalResult matchAndRewrite(ContractOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!op.getAInputs().empty())
+      return rewriter.notifyMatchFailure(op, "its body has a prologue");
     bool hasBInputs = !op.getBInputs().empty();
     // With b_inputs the weight is already an integer graph input.
     for (unsigned which = 0; which < (hasBInputs ? 1 : 2); ++which) {
@@ -167,10 +169,10 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
         consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
 
       Location loc = lists.fuseLocs(c, op);
-      ContractOp fused =
-          createContract(rewriter, loc, op.getType(), c.getA(), c.getB(),
-                         c.getATransposed(), c.getBTransposed(), bInputsOf(c),
-                         ep, lists.pendingNodes(rewriter.getContext()));
+      ContractOp fused = createContract(
+          rewriter, loc, op.getType(), c.getA(), c.getB(), c.getATransposed(),
+          c.getBTransposed(), bInputsOf(c), ep,
+          lists.pendingNodes(rewriter.getContext()), aInputsOf(c));
       lists.mergeNodes(fused, c, op);
       fused.getBody().takeBody(c.getBody());
       {
@@ -291,7 +293,7 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
       ContractOp fused = createContract(
           rewriter, loc, op.getType(), op.getA(), op.getB(),
           op.getATransposed(), op.getBTransposed(), bInputsOf(op), m->inputs,
-          lists.pendingNodes(rewriter.getContext()));
+          lists.pendingNodes(rewriter.getContext()), aInputsOf(op));
       lists.mergeNodes(fused, prod, op);
       fused.getBody().takeBody(op.getBody());
       mergeBodies(rewriter, loc, fused.getEpilogue(), op.getEpilogue(), 1, *m,
@@ -347,6 +349,12 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     LogicalResult merged =
         applyPatternsGreedily(func, std::move(patterns), config);
+    // 2b. Activation prologues, once the rest has settled: the patterns
+    // above rebuild contraction bodies that have none.
+    RewritePatternSet prologues(&getContext());
+    addPrologueFusion(prologues, numPrologues, lists);
+    if (succeeded(merged))
+      merged = applyPatternsGreedily(func, std::move(prologues), config);
     lists.finish(func);
     if (failed(merged))
       return signalPassFailure();

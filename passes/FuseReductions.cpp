@@ -168,8 +168,9 @@ struct FuseReduceEpilogueInputProducer : OpRewritePattern<ReduceOp> {
 };
 
 struct RecomputeConversion : OpRewritePattern<ElementwiseOp> {
-  RecomputeConversion(MLIRContext *ctx, Pass::Statistic &stat)
-      : OpRewritePattern(ctx), stat(stat) {}
+  RecomputeConversion(MLIRContext *ctx, Pass::Statistic &stat,
+                      MergeLists &lists)
+      : OpRewritePattern(ctx), stat(stat), lists(lists) {}
 
   LogicalResult matchAndRewrite(ElementwiseOp op,
                                 PatternRewriter &rewriter) const override {
@@ -191,6 +192,7 @@ struct RecomputeConversion : OpRewritePattern<ElementwiseOp> {
         continue;
       rewriter.setInsertionPoint(op);
       Operation *clone = rewriter.clone(*op);
+      lists.copied(clone, op);
       rewriter.modifyOpInPlace(
           u, [&] { u->replaceUsesOfWith(v, clone->getResult(0)); });
     }
@@ -200,6 +202,7 @@ struct RecomputeConversion : OpRewritePattern<ElementwiseOp> {
     return success();
   }
   Pass::Statistic &stat;
+  MergeLists &lists;
 };
 
 } // namespace
@@ -209,5 +212,5 @@ void mtc::fusion::addReductionFusion(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<FuseReduceProducer, FuseReduceEpilogue,
                FuseReduceEpilogueInputProducer>(ctx, stat, lists);
-  patterns.add<RecomputeConversion>(ctx, stat);
+  patterns.add<RecomputeConversion>(ctx, stat, lists);
 }

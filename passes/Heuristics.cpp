@@ -58,6 +58,11 @@ defaultMmaSchedule(const ContractShape &c) {
   bool stream = s.mtile == kMmaColsPerTile;
   s.vec = stream && c.k % (4 * 32) == 0 ? 32 : 16;
   s.unroll = stream ? 4 : 2;
+  // An activation prologue computes every activation of a step in scalar
+  // registers: with 16 rows and two steps in flight, int4's conversion
+  // beside it spills (1024 x 2816, M = 16: 28 bytes).
+  if (c.aPrologue && s.mtile > kMmaColsPerTile)
+    s.unroll = 1;
   s.splitk = 1;
   int64_t tiles =
       llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
@@ -286,7 +291,7 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
 /// M <= 16 starts on mma and the tuner tries both
 /// (bench/results/2026-11-30-tiled).
-static constexpr int64_t kTiledFromM = 17;
+static constexpr int64_t kTiledFromM = kRegisterAMaxM + 1;
 
 std::optional<ScheduleParams>
 mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
@@ -309,7 +314,7 @@ mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
 
 ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
                                             const ScheduleTarget &target) {
-  if (target.wgmma && c.m >= kWgmmaFromM)
+  if (target.wgmma && c.m >= kWgmmaFromM && !c.aPrologue)
     if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c))
       return *wgmma;
   // int4 weights take tensor cores from M = 1: on CUDA cores their
@@ -319,7 +324,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   bool fromOne = c.b == DType::I4;
   if ((c.m >= 2 || fromOne) &&
       mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
-    if (c.m >= kTiledFromM)
+    if (c.m >= kTiledFromM && !c.aPrologue)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c))
         return *tiled;
     if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c))

@@ -211,11 +211,13 @@ createElementwise(OpBuilder &b, Location loc, Type resultType,
 
 ContractOp createContract(OpBuilder &b, Location loc, Type resultType, Value a,
                           Value bv, bool aT, bool bT, const InputList &bIn,
-                          const InputList &ep, ArrayAttr nodes) {
+                          const InputList &ep, ArrayAttr nodes,
+                          const InputList &aIn) {
   auto op = ContractOp::create(
-      b, loc, resultType, a, bv, bIn.values, ep.values,
+      b, loc, resultType, a, bv, bIn.values, ep.values, aIn.values,
       aT ? b.getUnitAttr() : UnitAttr(), bT ? b.getUnitAttr() : UnitAttr(),
       bIn.values.empty() ? ArrayAttr() : mapsAttr(b, bIn.maps),
+      aIn.values.empty() ? ArrayAttr() : mapsAttr(b, aIn.maps),
       mapsAttr(b, ep.maps), nodes, ScheduleAttr());
   return op;
 }
@@ -226,6 +228,14 @@ ReduceOp createReduce(OpBuilder &b, Location loc, Type resultType,
   return ReduceOp::create(b, loc, resultType, inputs.values, ep.values,
                           mapsAttr(b, inputs.maps), mapsAttr(b, ep.maps),
                           b.getI64IntegerAttr(extent), nodes, ScheduleAttr());
+}
+
+InputList aInputsOf(ContractOp op) {
+  InputList in;
+  in.values.assign(op.getAInputs().begin(), op.getAInputs().end());
+  if (op.getAMaps())
+    in.maps = mapsOf(*op.getAMaps());
+  return in;
 }
 
 InputList bInputsOf(ContractOp op) {

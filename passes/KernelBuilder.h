@@ -65,18 +65,21 @@ kernel::ElementwiseOp createElementwise(
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::ValueRange)> body);
 
 /// A contraction without regions; `bIn` are its b_inputs with their maps
-/// from (n, k).
+/// from (n, k), `aIn` its a_inputs with theirs from (m, k).
 kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::Type resultType, mlir::Value a,
                                   mlir::Value bv, bool aT, bool bT,
                                   const InputList &bIn, const InputList &ep,
-                                  mlir::ArrayAttr nodes);
+                                  mlir::ArrayAttr nodes,
+                                  const InputList &aIn = InputList());
 /// A row reduction without regions over [..., extent]: `inputs` with their
 /// maps from that space, `ep` from the result's.
 kernel::ReduceOp createReduce(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Type resultType, int64_t extent,
                               const InputList &inputs, const InputList &ep,
                               mlir::ArrayAttr nodes);
+/// `op`'s a_inputs and their maps.
+InputList aInputsOf(kernel::ContractOp op);
 /// `op`'s b_inputs and their maps.
 InputList bInputsOf(kernel::ContractOp op);
 
@@ -116,6 +119,12 @@ void addFoldWeightDequant(mlir::RewritePatternSet &patterns,
 /// in `stat`.
 void addReductionFusion(mlir::RewritePatternSet &patterns,
                         mlir::Pass::Statistic &stat, MergeLists &lists);
+
+/// Adds FoldActivationPrologue (FusePrologue.cpp), which moves the kernel
+/// computing a contraction's activations into its body as a prologue
+/// (mtc-fuse's second phase), counting its folds in `stat`.
+void addPrologueFusion(mlir::RewritePatternSet &patterns,
+                       mlir::Pass::Statistic &stat, MergeLists &lists);
 
 /// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
 /// function) by a kernel op with a single-node region.

@@ -58,6 +58,10 @@ ArrayAttr MergeLists::pendingNodes(MLIRContext *ctx) const {
   return ArrayAttr::get(ctx, {});
 }
 
+void MergeLists::copied(Operation *copy, Operation *original) {
+  nodeLists[copy] = nodeList(original);
+}
+
 unsigned MergeLists::nodeList(Operation *op) {
   auto [it, fresh] = nodeLists.try_emplace(op, 0);
   if (fresh)

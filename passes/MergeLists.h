@@ -31,6 +31,10 @@ public:
   void mergeNodes(mlir::Operation *fused, mlir::Operation *first,
                   mlir::Operation *second);
 
+  /// Records that kernel `copy` is a clone of `original` (a kernel
+  /// recomputed for one of its users): it lists the same nodes.
+  void copied(mlir::Operation *copy, mlir::Operation *original);
+
   /// The location of the merge of `a` and `b`: a placeholder until finish()
   /// replaces it by FusedLoc::get({a, b}) (nested fused locations
   /// flattened).

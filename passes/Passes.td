@@ -49,7 +49,9 @@ def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
     Statistic<"numEpilogues", "fused-epilogue-nodes",
               "Elementwise nodes folded into epilogues">,
     Statistic<"numElementwiseFusions", "fused-elementwise-nodes",
-              "Elementwise nodes inlined into other kernels">
+              "Elementwise nodes inlined into other kernels">,
+    Statistic<"numPrologues", "fused-activation-prologues",
+              "Activation kernels folded into contractions as prologues">
   ];
 }
 

@@ -110,8 +110,10 @@ def main():
     mtc_linears = torch.compile(
         lambda *a: ffn(torch, F, mtc_linear, *a), fullgraph=True)
     text = (ROOT / "examples" / "decoder_ffn.graph").read_text()
-    paths = mtc.compile_graphs({"decoder_ffn": text}, ms, tune=False,
-                               progress=None)
+    major, minor = torch.cuda.get_device_capability(0)
+    arch = "sm_90a" if (major, minor) == (9, 0) else f"sm_{major}{minor}"
+    paths = mtc.compile_graphs({"decoder_ffn": text}, ms, arch=arch,
+                               tune=False, progress=None)
     art = mtc.Artifact(paths["decoder_ffn"])
 
     rows = []

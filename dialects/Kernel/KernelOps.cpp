@@ -71,14 +71,38 @@ static LogicalResult verifyBInputs(ContractOp op, int64_t n, int64_t k) {
   return success();
 }
 
+/// The a_inputs and their maps from (m, k) over a 2-D A [M, K].
+static LogicalResult verifyAInputs(ContractOp op, int64_t k) {
+  size_t count = op.getAInputs().size();
+  size_t maps = op.getAMaps() ? op.getAMaps()->size() : 0;
+  if (maps != count)
+    return op.emitOpError("has ")
+           << count << " a inputs but " << maps << " a maps";
+  if (!count)
+    return success();
+  auto a = cast<RankedTensorType>(op.getA().getType());
+  if (a.getRank() != 2 || op.getATransposed() || op.getBTransposed())
+    return op.emitOpError("a inputs need a 2-D operand a [M, K] and a weight "
+                          "stored [N, K] (neither transposed)");
+  for (auto [i, v] : llvm::enumerate(op.getAInputs())) {
+    std::string what = "a input #" + std::to_string(i);
+    if (failed(verifyTensor(op, what, v.getType())) ||
+        failed(verifyIndexingMap(
+            op, what, cast<AffineMapAttr>((*op.getAMaps())[i]).getValue(),
+            {a.getDimSize(0), k},
+            cast<RankedTensorType>(v.getType()).getShape())))
+      return failure();
+  }
+  return success();
+}
+
 int64_t ContractOp::getM() { return contractShape(*this).m; }
 int64_t ContractOp::getN() { return contractShape(*this).n; }
 int64_t ContractOp::getK() { return contractShape(*this).k; }
 
 /// The ops from `arg` to `v`, if `v` is `arg` converted by a chain of
 /// single-operand conversions.
-static FailureOr<SmallVector<Operation *>> chainFrom(BlockArgument arg,
-                                                     Value v) {
+static FailureOr<SmallVector<Operation *>> chainFrom(Value arg, Value v) {
   SmallVector<Operation *> ops;
   while (v != arg) {
     Operation *def = v.getDefiningOp();
@@ -96,9 +120,68 @@ static arith::MulFOp bodyProduct(ContractOp op) {
   return yield.getValue().getDefiningOp<arith::MulFOp>();
 }
 
+/// The activation side: the value of A's element type that a conversion
+/// chain takes to the product's f32 factor, and the prologue ops computing
+/// it from %a and the a inputs (none without a_inputs, where it is %a).
+struct ASide {
+  Value value;
+  SmallVector<Operation *> ops;
+};
+
+static FailureOr<ASide> aSideOf(ContractOp op) {
+  Block &body = op.getBody().front();
+  arith::MulFOp mul = bodyProduct(op);
+  Type aElem = cast<RankedTensorType>(op.getA().getType()).getElementType();
+  Value v = mul.getLhs();
+  if (op.getAInputs().empty()) {
+    // No prologue: %a's own chain.
+    if (failed(chainFrom(body.getArgument(0), v)))
+      return failure();
+    return ASide{body.getArgument(0), {}};
+  }
+  while (v.getType() != aElem) {
+    Operation *def = v.getDefiningOp();
+    if (!def || !isConversion(def))
+      return failure();
+    v = def->getOperand(0);
+  }
+  ASide side{v, {}};
+  // The prologue: every op v depends on, reading only %a and the a inputs.
+  unsigned firstA = 2 + op.getBInputs().size();
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getArgNumber() != 0 && arg.getArgNumber() < firstA)
+        return failure();
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  for (Operation &o : body)
+    if (seen.contains(&o))
+      side.ops.push_back(&o);
+  return side;
+}
+
+Value ContractOp::getAPrologueValue() {
+  FailureOr<ASide> side = aSideOf(*this);
+  return succeeded(side) ? side->value : Value();
+}
+
+SmallVector<Operation *> ContractOp::getAOps() {
+  FailureOr<ASide> side = aSideOf(*this);
+  return succeeded(side) ? side->ops : SmallVector<Operation *>{};
+}
+
 SmallVector<Operation *> ContractOp::getAChain() {
-  auto chain =
-      chainFrom(getBody().front().getArgument(0), bodyProduct(*this).getLhs());
+  FailureOr<ASide> side = aSideOf(*this);
+  if (failed(side))
+    return {};
+  auto chain = chainFrom(side->value, bodyProduct(*this).getLhs());
   return succeeded(chain) ? *chain : SmallVector<Operation *>{};
 }
 
@@ -169,7 +252,7 @@ LogicalResult ContractOp::verify() {
            << formatShape(r) << " does not match the operands; expected "
            << formatShape(expected);
 
-  if (failed(verifyBInputs(*this, n, kB)))
+  if (failed(verifyBInputs(*this, n, kB)) || failed(verifyAInputs(*this, kA)))
     return failure();
   ArrayAttr maps = getEpilogueMaps();
   if (maps.size() != getEpilogueInputs().size())
@@ -192,7 +275,7 @@ LogicalResult ContractOp::verifyRegions() {
   Type aElem = cast<RankedTensorType>(getA().getType()).getElementType();
   Type bElem = cast<RankedTensorType>(getB().getType()).getElementType();
   SmallVector<Type> bodyArgs{aElem, bElem};
-  for (Value v : getBInputs())
+  for (Value v : llvm::concat<Value>(getBInputs(), getAInputs()))
     bodyArgs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
   if (failed(verifyScalarRegion(*this, "body", getBody(), bodyArgs, f32)))
     return failure();
@@ -201,7 +284,21 @@ LogicalResult ContractOp::verifyRegions() {
   if (!mul)
     return emitOpError("body must yield the arith.mulf of its two converted "
                        "operands");
-  auto aChain = chainFrom(body.getArgument(0), mul.getLhs());
+  FailureOr<ASide> aSide = aSideOf(*this);
+  if (!getAInputs().empty()) {
+    if (failed(aSide))
+      return emitOpError("body's activation side must compute a value of a's "
+                         "element type from %a and the a inputs only, then "
+                         "convert it to f32 by a chain of arith conversions");
+    if (llvm::none_of(body.getArgument(0).getUsers(), [&](Operation *u) {
+          return llvm::is_contained(aSide->ops, u);
+        }))
+      return emitOpError("body's activation side must read %a");
+  }
+  // Without a prologue, %a's chain (its failure reported below).
+  size_t numAOps = succeeded(aSide) ? aSide->ops.size() : 0;
+  auto aChain = chainFrom(succeeded(aSide) ? aSide->value : body.getArgument(0),
+                          mul.getLhs());
   if (!getBInputs().empty()) {
     auto bSide = weightSideOps(body, mul.getRhs(), 2);
     if (failed(aChain) || failed(bSide))
@@ -213,7 +310,8 @@ LogicalResult ContractOp::verifyRegions() {
           return llvm::is_contained(*bSide, u);
         }))
       return emitOpError("body's weight side must read %b");
-    if (body.getOperations().size() != aChain->size() + bSide->size() + 2)
+    if (body.getOperations().size() !=
+        numAOps + aChain->size() + bSide->size() + 2)
       return emitOpError("body may only hold the activations' conversion "
                          "chain, the weight's expression, the product and "
                          "the yield");
@@ -226,7 +324,7 @@ LogicalResult ContractOp::verifyRegions() {
   if (failed(aChain) || failed(bChain))
     return emitOpError("body must multiply %a and %b, each converted to f32 by "
                        "a chain of arith conversions");
-  size_t expectedOps = aChain->size() + bChain->size() + 2;
+  size_t expectedOps = numAOps + aChain->size() + bChain->size() + 2;
   if (body.getOperations().size() != expectedOps)
     return emitOpError("body may only hold the two conversion chains, the "
                        "product and the yield");
@@ -256,11 +354,14 @@ void ContractOp::getAsmBlockArgumentNames(Region &region,
     return;
   Block &block = region.front();
   if (&region == &getBody()) {
-    if (block.getNumArguments() == 2 + getBInputs().size()) {
+    unsigned numB = getBInputs().size();
+    if (block.getNumArguments() == 2 + numB + getAInputs().size()) {
       fn(block.getArgument(0), "a");
       fn(block.getArgument(1), "b");
       for (unsigned i = 2; i < block.getNumArguments(); ++i)
-        fn(block.getArgument(i), "w" + std::to_string(i - 2));
+        fn(block.getArgument(i), i < 2 + numB
+                                     ? "w" + std::to_string(i - 2)
+                                     : "x" + std::to_string(i - 2 - numB));
     }
     return;
   }
@@ -396,6 +497,7 @@ ContractShape mtc::kernel::contractShape(ContractOp op) {
   c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
   SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
   c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
+  c.aPrologue = !op.getAInputs().empty();
   if (isInteger(c.b))
     c.mmaBChain = hasWeightPairs(op.getBody().front(), a.getElementType());
   else

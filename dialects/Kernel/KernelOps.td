@@ -163,15 +163,31 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
 
     The epilogue receives the f32 sum and one element of each epilogue input,
     computes in f32 and yields the stored element.
+
+    The activations' side may read `a_inputs` too (a prologue: a norm's
+    scaling, fused in), each indexed by a map `a_maps` from (m, k) over a
+    2-D `A` `[M, K]`. The body's arguments are then `a, b, b_inputs...,
+    a_inputs...`; ops over `%a` and the a inputs compute a value of A's
+    element type (the graph's activation, with its roundings), which a chain
+    of conversions takes to the f32 factor:
+
+        ^bb0(%a: bf16, %b: i8, %g: bf16, %r: f32):
+          (%a converted to f32, times %r, rounded to bf16, times %g)
+          %5 = arith.extf %4 : bf16 to f32
+          %6 = arith.sitofp %b : i8 to f32
+          %7 = arith.mulf %5, %6 : f32
+          kernel.yield %7 : f32
   }];
   let arguments = (ins
     AnyRankedTensor:$a,
     AnyRankedTensor:$b,
     Variadic<AnyRankedTensor>:$b_inputs,
     Variadic<AnyRankedTensor>:$epilogue_inputs,
+    Variadic<AnyRankedTensor>:$a_inputs,
     UnitAttr:$a_transposed,
     UnitAttr:$b_transposed,
     OptionalAttr<AffineMapArrayAttr>:$b_maps,
+    OptionalAttr<AffineMapArrayAttr>:$a_maps,
     AffineMapArrayAttr:$epilogue_maps,
     StrArrayAttr:$nodes,
     OptionalAttr<Kernel_ScheduleAttr>:$schedule);
@@ -179,6 +195,7 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
   let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $a `,` $b (`b_inputs` `(` $b_inputs^ `:` type($b_inputs) `)`)?
+    (`a_inputs` `(` $a_inputs^ `:` type($a_inputs) `)`)?
     (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
     attr-dict `:` type($a) `,` type($b) `->` type($result)
     `body` $body `epilogue` $epilogue
@@ -198,6 +215,11 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     /// The ops of the weight's side of the body, in block order: its
     /// conversion chain, or the expression over %b and the b_inputs.
     ::llvm::SmallVector<::mlir::Operation *> getBOps();
+    /// The activation the A chain converts: %a, or with a_inputs the
+    /// prologue's value (of A's element type), computed by getAOps.
+    ::mlir::Value getAPrologueValue();
+    /// The prologue's ops, in block order (empty without a_inputs).
+    ::llvm::SmallVector<::mlir::Operation *> getAOps();
     /// The group size G of the b_maps (`d1 floordiv G`), K where they read
     /// per row only, 0 without b_inputs.
     int64_t getGroupSize();

@@ -61,8 +61,9 @@ LogicalResult mtc::kernel::verifyResult(Operation *op, Type t) {
 
 /// Checks a scalar region: argument types, the yielded type, allowed ops.
 LogicalResult mtc::kernel::verifyScalarRegion(Operation *op, StringRef what,
-                                        Region &region, TypeRange argTypes,
-                                        Type yieldType) {
+                                              Region &region,
+                                              TypeRange argTypes,
+                                              Type yieldType) {
   Block &block = region.front();
   if (block.getNumArguments() != argTypes.size())
     return op->emitOpError()
@@ -77,9 +78,9 @@ LogicalResult mtc::kernel::verifyScalarRegion(Operation *op, StringRef what,
   if (!yield || !isYield(yield) || yield->getNumOperands() != 1)
     return op->emitOpError() << what << " must end in kernel.yield";
   if (yield->getOperand(0).getType() != yieldType)
-    return op->emitOpError() << what << " yields "
-                             << yield->getOperand(0).getType() << ", expected "
-                             << yieldType;
+    return op->emitOpError()
+           << what << " yields " << yield->getOperand(0).getType()
+           << ", expected " << yieldType;
   for (Operation &inner : block)
     if (!isAllowedScalarOp(&inner))
       return inner.emitOpError()
@@ -90,11 +91,10 @@ LogicalResult mtc::kernel::verifyScalarRegion(Operation *op, StringRef what,
 }
 
 void mtc::kernel::setNameFromNodes(Operation *op, ArrayAttr nodes,
-                             OpAsmSetValueNameFn fn) {
+                                   OpAsmSetValueNameFn fn) {
   if (nodes.empty())
     return;
   StringRef name = cast<StringAttr>(nodes[nodes.size() - 1]).getValue();
   if (!name.empty() && (isalpha(name[0]) || name[0] == '_'))
     fn(op->getResult(0), name);
 }
-

@@ -240,6 +240,11 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   if (c.b == DType::I4 && c.bTransposed)
     return "int4 weights must be stored [N, K] (the layout of linear)";
   bool wgmma = s.kind == ScheduleKind::wgmma;
+  if (c.aPrologue && (wgmma || s.kind == ScheduleKind::tiled))
+    return "a contraction with an activation prologue (a_inputs) runs on the "
+           "simt or mma kind: the " +
+           stringifyScheduleKind(s.kind).str() +
+           " kind stages A in shared memory, where the prologue has no place";
   if (s.kind != ScheduleKind::tiled && !wgmma &&
       (s.mwarps != 1 || s.stages != 1))
     return "mwarps and stages are fields of tiled schedules (1 otherwise)";

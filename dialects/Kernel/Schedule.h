@@ -42,6 +42,9 @@ struct ContractShape {
   /// their values covers: the group size, K where they are read per row, 0
   /// without b inputs.
   int64_t bInputs = 0, group = 0;
+  /// The activations' side has a prologue (a_inputs): only the kinds that
+  /// load A into registers (simt, mma) run it.
+  bool aPrologue = false;
   /// Bytes of `elements` weight elements.
   int64_t weightBytes(int64_t elements) const {
     return tensorBytes(b, elements);

@@ -32,6 +32,10 @@ ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
   eb = bytesOf(bElem);
   eo = bytesOf(outElem);
   aChain = op.getAChain();
+  if (!op.getAInputs().empty()) {
+    aOps = op.getAOps();
+    aPrologue = op.getAPrologueValue();
+  }
   bChain = op.getBChain();
   // ContractShape asked WeightSide.h for an integer weight.
   weightPairs = isInteger(c.b) && c.mmaBChain;
@@ -42,7 +46,8 @@ ContractEmitter::~ContractEmitter() = default;
 LogicalResult ContractEmitter::emit() {
   unsigned numB = op.getBInputs().size();
   unsigned numEp = op.getEpilogueInputs().size();
-  unsigned numIn = 2 + numB + numEp;
+  unsigned numA = op.getAInputs().size();
+  unsigned numIn = 2 + numB + numEp + numA;
   unsigned numParams = numIn + 1 + (s.splitk > 1 ? 1 : 0);
   beginKernel(numParams, numIn, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
@@ -51,6 +56,8 @@ LogicalResult ContractEmitter::emit() {
     BI.push_back(param(2 + j));
   for (unsigned j = 0; j < numEp; ++j)
     E.push_back(param(2 + numB + j));
+  for (unsigned j = 0; j < numA; ++j)
+    AI.push_back(param(2 + numB + numEp + j));
   Out = param(numIn);
   if (s.splitk > 1)
     WS = param(numIn + 1);
@@ -81,6 +88,74 @@ LogicalResult ContractEmitter::emit() {
 
 void ContractEmitter::assignPiece(Value bz) {
   piece = g.add(g.mul(bz, g.c32(s.kwarps)), wk);
+}
+
+Value ContractEmitter::aInputElement(unsigned j, Value m, Value k) {
+  Value in = op.getAInputs()[j];
+  Type t = elementTypeOf(in);
+  AffineMap map = cast<AffineMapAttr>((*op.getAMaps())[j]).getValue();
+  SmallVector<int64_t> strides =
+      stridesOf(cast<RankedTensorType>(in.getType()).getShape());
+  Value off = g.c64(0);
+  for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+    MapResult r = decodeMapResult(expr);
+    if (r.isZero())
+      continue;
+    Value i = r.dim == 0 ? g.zext64(m) : k;
+    if (r.divisor > 1)
+      i = g.udiv(i, g.c64(r.divisor));
+    off = g.add(off, g.mul(i, g.c64(strides[d])));
+  }
+  return g.load(t, g.gep(AI[j], g.mul(off, g.c64(bytesOf(t)))), bytesOf(t),
+                true);
+}
+
+Raw ContractEmitter::applyPrologue(const Raw &raw, Value m, Value k,
+                                   int64_t count) {
+  if (aOps.empty())
+    return raw;
+  Block &body = op.getBody().front();
+  unsigned firstA = 2 + op.getBInputs().size();
+  // Inputs that do not vary along K (a row's statistic) are loaded once.
+  SmallVector<Value> fixed(AI.size());
+  for (unsigned j = 0; j < AI.size(); ++j) {
+    AffineMap map = cast<AffineMapAttr>((*op.getAMaps())[j]).getValue();
+    if (llvm::none_of(map.getResults(),
+                      [](AffineExpr e) { return decodeMapResult(e).dim == 1; }))
+      fixed[j] = aInputElement(j, m, k);
+  }
+  SmallVector<Value> out;
+  for (int64_t e = 0; e < count; ++e) {
+    IRMapping map;
+    map.map(body.getArgument(0),
+            asElement(rawElement(raw, unsigned(e), ea), aElem));
+    Value ke = g.add(k, g.c64(e));
+    for (unsigned j = 0; j < AI.size(); ++j)
+      map.map(body.getArgument(firstA + j),
+              fixed[j] ? fixed[j] : aInputElement(j, m, ke));
+    for (Operation *o : aOps)
+      map.map(o->getResult(0), emitScalarOp(o, map));
+    out.push_back(g.bitcast(g.b.getIntegerType(ea * 8), map.lookup(aPrologue)));
+  }
+  // Repacked as loaded: 32-bit words, two 16-bit elements to a word.
+  Raw r;
+  r.bytes = raw.bytes;
+  if (r.bytes < 4) {
+    r.narrow = out[0];
+    return r;
+  }
+  for (int64_t w = 0; w < int64_t(r.bytes / 4); ++w) {
+    if (ea == 4) {
+      r.words.push_back(out[w]);
+      continue;
+    }
+    auto wide = [&](Value v) {
+      return LLVM::ZExtOp::create(g.b, g.loc, g.i32, v).getResult();
+    };
+    r.words.push_back(
+        g.bor(wide(out[2 * w]), g.shl(wide(out[2 * w + 1]), g.c32(16))));
+  }
+  return r;
 }
 
 Value ContractEmitter::aBase(Value mi) {

@@ -58,7 +58,11 @@ protected:
   /// Parameters: A, B, the b inputs, the epilogue inputs, the output, the
   /// workspace.
   mlir::Value A, B, Out, WS;
-  llvm::SmallVector<mlir::Value> BI, E;
+  llvm::SmallVector<mlir::Value> BI, E, AI;
+  /// The activations' prologue (a_inputs): its ops in block order, and the
+  /// value of A's element type they compute (the A chain converts it).
+  llvm::SmallVector<mlir::Operation *> aOps;
+  mlir::Value aPrologue;
   /// The weight's side computes on pairs of A's 16-bit type (an integer
   /// weight whose conversion and dequantization WeightSide.h accepts).
   bool weightPairs = false;
@@ -71,6 +75,14 @@ protected:
   int64_t M() const { return c.m; }
   int64_t N() const { return c.n; }
   int64_t K() const { return c.k; }
+
+  /// The `count` elements of A in `raw` (row `m`, i32, from element `k`,
+  /// i64; k a multiple of count) through the prologue, packed like `raw`;
+  /// `raw` itself without a prologue.
+  Raw applyPrologue(const Raw &raw, mlir::Value m, mlir::Value k,
+                    int64_t count);
+  /// Element (m, k) of a input `j` as its map reads it.
+  mlir::Value aInputElement(unsigned j, mlir::Value m, mlir::Value k);
 
   /// Pointer to A's row `mi` (non-transposed) or column (transposed).
   mlir::Value aBase(mlir::Value mi);

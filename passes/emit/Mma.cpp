@@ -51,10 +51,11 @@ void MmaEmitter::emitBody() {
       wRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
     }
   int64_t piece = bInputPiece(span);
-  SmallVector<Value> xRow, xValid;
+  SmallVector<Value> xRow, xRowIdx, xValid;
   for (int64_t i = 0; i < mt; ++i) {
     Value m = g.add(m0, g.add(gi, g.c32(8 * i)));
-    xRow.push_back(aBase(g.umin(m, g.c32(M() - 1))));
+    xRowIdx.push_back(g.umin(m, g.c32(M() - 1)));
+    xRow.push_back(aBase(xRowIdx.back()));
     xValid.push_back(g.cmp(arith::CmpIPredicate::ult, m, g.c32(M())));
   }
   // Rows of A past M (a batch of fewer than 8 rows, the last tile's) feed
@@ -85,10 +86,11 @@ void MmaEmitter::emitBody() {
       }
     }
     for (int64_t u = 0; u < n; ++u)
-      for (auto [row, valid] : llvm::zip(xRow, xValid)) {
-        auto load = [&, row = row] {
-          return loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), span * ea,
-                         true);
+      for (auto [row, idx, valid] : llvm::zip(xRow, xRowIdx, xValid)) {
+        auto load = [&, row = row, idx = idx] {
+          return applyPrologue(
+              loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), span * ea, true),
+              idx, kOff[u], span);
         };
         if (!padded) {
           xraw[u].push_back(load());

@@ -48,8 +48,9 @@ private:
   void emitNK();
   void emitKN();
 
-  /// `count` consecutive A elements from element `k` (i64), converted to f32.
-  SmallVector<Value> aValues(Value base, Value k, int64_t count);
+  /// `count` consecutive A elements of row `row` (i32; its pointer `base`)
+  /// from element `k` (i64), through the prologue and converted to f32.
+  SmallVector<Value> aValues(Value base, Value row, Value k, int64_t count);
   /// The `count` weight elements of `raw` (row n, from element k), through
   /// the body's weight side to f32.
   SmallVector<Value> weightValues(const Raw &raw, Value n, Value k,
@@ -61,7 +62,9 @@ private:
   bool plainChain() {
     return !isInteger(c.b) || (c.b == DType::I8 && op.getBInputs().empty());
   }
-  Value aScalar(Value base, Value k);
+  /// A element k (i64) of the row at `base`; through the prologue (row
+  /// index `row`, i32) where there is one.
+  Value aScalar(Value base, Value k, Value row = Value());
 };
 
 } // namespace
@@ -81,14 +84,16 @@ void SimtEmitter::emitNK() {
   int64_t chunks = K() / chunk, tailStart = chunks * chunk;
   int64_t rows = s.rows, mt = s.mtile;
   Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)), g.mul(wn, g.c32(rows)));
-  SmallVector<Value> bRow, bN, aRow;
+  SmallVector<Value> bRow, bN, aRow, aRowIdx;
   for (int64_t r = 0; r < rows; ++r) {
     Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
     bN.push_back(nr);
     bRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
   }
-  for (int64_t i = 0; i < mt; ++i)
-    aRow.push_back(aBase(clampedRow(i)));
+  for (int64_t i = 0; i < mt; ++i) {
+    aRowIdx.push_back(clampedRow(i));
+    aRow.push_back(aBase(aRowIdx.back()));
+  }
   Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
 
   // Two partial sums per output: acc[(i * rows + r) * 2 + parity].
@@ -111,7 +116,7 @@ void SimtEmitter::emitNK() {
     for (int64_t u = 0; u < count; ++u) {
       SmallVector<SmallVector<Value>> av;
       for (int64_t i = 0; i < mt; ++i)
-        av.push_back(aValues(aRow[i], kBase[u], epl));
+        av.push_back(aValues(aRow[i], aRowIdx[i], kBase[u], epl));
       for (int64_t r = 0; r < rows; ++r) {
         SmallVector<Value> bv = weightValues(braw[u][r], bN[r], kBase[u], epl);
         for (int64_t e = 0; e < epl; ++e)
@@ -138,7 +143,7 @@ void SimtEmitter::emitNK() {
                              for (int64_t r = 0; r < rows; ++r) {
                                Value bv = weightScalar(bRow[r], bN[r], k);
                                for (int64_t i = 0; i < mt; ++i) {
-                                 Value av = aScalar(aRow[i], k);
+                                 Value av = aScalar(aRow[i], k, aRowIdx[i]);
                                  Value &slot = a[(i * rows + r) * 2];
                                  slot = g.fma(av, bv, slot);
                                }
@@ -240,7 +245,8 @@ Value SimtEmitter::weightScalar(Value row, Value n, Value k) {
                        loadBInputs(n, k, /*asPairs=*/false));
 }
 
-SmallVector<Value> SimtEmitter::aValues(Value base, Value k, int64_t count) {
+SmallVector<Value> SimtEmitter::aValues(Value base, Value row, Value k,
+                                        int64_t count) {
   if (c.aTransposed) {
     SmallVector<Value> out;
     for (int64_t e = 0; e < count; ++e)
@@ -248,12 +254,23 @@ SmallVector<Value> SimtEmitter::aValues(Value base, Value k, int64_t count) {
     return out;
   }
   Raw raw = loadRaw(g.gep(base, aOffset(k)), count * ea, true);
-  return convertAll(raw, count, aElem, aChain);
+  return convertAll(applyPrologue(raw, row, k, count), count, aElem, aChain);
 }
 
-Value SimtEmitter::aScalar(Value base, Value k) {
+Value SimtEmitter::aScalar(Value base, Value k, Value row) {
   Value raw =
       g.load(g.b.getIntegerType(ea * 8), g.gep(base, aOffset(k)), ea, true);
+  if (!aOps.empty()) {
+    assert(row && "a prologue needs the row");
+    Raw r;
+    r.bytes = ea;
+    if (ea < 4)
+      r.narrow = raw;
+    else
+      r.words = {raw};
+    r = applyPrologue(r, row, k, 1);
+    raw = ea < 4 ? r.narrow : r.words[0];
+  }
   return emitChain(aChain, asElement(raw, aElem));
 }
 

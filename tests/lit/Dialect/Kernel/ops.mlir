@@ -356,3 +356,29 @@ graph.func @norm_stat(%x: tensor<3x64xbf16>, %g: tensor<64xbf16>, %b: tensor<3x1
   graph.return %r : tensor<3x1xf32>
 }
 
+
+// kernel.contract with an activation prologue: a_inputs per k and per row.
+
+// CHECK-LABEL: graph.func @prologue(
+// CHECK:         %y = kernel.contract %{{.*}}, %{{.*}} a_inputs(%{{.*}}, %{{.*}} : tensor<64xbf16>, tensor<2x1xf32>) {a_maps = [#{{.*}}, #{{.*}}], epilogue_maps = []
+// CHECK:         ^bb0(%a: bf16, %b: i8, %x0: bf16, %x1: f32):
+// CHECK:           arith.mulf %{{.*}}, %x1 : f32
+#pcol = affine_map<(d0, d1) -> (d1)>
+#prow = affine_map<(d0, d1) -> (d0, 0)>
+graph.func @prologue(%x: tensor<2x64xbf16>, %w: tensor<32x64xi8>, %g: tensor<64xbf16>, %r: tensor<2x1xf32>) -> tensor<2x32xbf16> {
+  %y = kernel.contract %x, %w a_inputs(%g, %r : tensor<64xbf16>, tensor<2x1xf32>) {a_maps = [#pcol, #prow], epilogue_maps = [], nodes = ["y"], schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 2, splitk = 1>} : tensor<2x64xbf16>, tensor<32x64xi8> -> tensor<2x32xbf16> body {
+  ^bb0(%a: bf16, %b: i8, %x0: bf16, %x1: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.mulf %0, %x1 : f32
+    %2 = arith.truncf %1 : f32 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.sitofp %b : i8 to f32
+    %5 = arith.mulf %3, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %0 = arith.truncf %acc : f32 to bf16
+    kernel.yield %0 : bf16
+  }
+  graph.return %y : tensor<2x32xbf16>
+}
