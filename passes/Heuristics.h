@@ -26,8 +26,7 @@ struct ScheduleTarget {
 
 /// The largest M whose contraction starts on a kind that loads the
 /// activations into registers (simt, mma; from M = 17 the tiled and wgmma
-/// kinds stage them in shared memory): up to here an activation prologue
-/// (a norm's scaling) fuses into the contraction.
+/// kinds stage them in shared memory).
 inline constexpr int64_t kRegisterAMaxM = 16;
 
 /// The heuristic start for `op` (a kernel.contract or kernel.elementwise).

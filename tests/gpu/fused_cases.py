@@ -82,14 +82,13 @@ def fused_cases(quick):
         for m in ([1] if quick else [1, 16, 64]):
             nm = f"fused_ffn4_{act}_m{m}_1024x2816"
             cs.append((nm, ffn_graph(nm, m, 1024, 2816, act, "i4"), []))
-    # Prologues on the paths the heuristic does not take at these sizes: a
-    # K that leaves a tail for simt's scalar loop (1000 = 512 + 488), simt
-    # at M = 3 (mma's rows by default), mma at M = 1 for int8.
+    # Prologues (the norm's scaling in the gate and up projections, fused at
+    # M = 1) on paths the heuristic does not take at these sizes: a K that
+    # leaves a tail for simt's scalar loop (1000 = 512 + 488), and the mma
+    # kind forced at M = 1.
     nm = "fused_ffn_bf16_m1_1000x2816"
     cs.append((nm, ffn_graph(nm, 1, 1000, 2816, "bf16"), []))
-    for tag, m, sched in [
-            ("simt_m3", 3, "simt w4 r1 kw1 v16 u2 mt3 sk1"),
-            ("mma_m1", 1, "mma w4 r1 kw1 v16 u2 mt8 sk1")]:
+    for tag, m, sched in [("mma_m1", 1, "mma w4 r1 kw1 v16 u2 mt8 sk1")]:
         nm = f"fused_ffn_sched_{tag}_1024x2816"
         cs.append((nm, ffn_graph(nm, m, 1024, 2816, "bf16"),
                    ["--schedule", f"1={sched}", "--schedule", f"2={sched}"]))
