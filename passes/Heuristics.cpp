@@ -412,6 +412,10 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
                                 .getElementType()
                                 .getIntOrFloatBitWidth());
     s.vec = std::clamp<int64_t>(128 / bits, 1, 8);
+    // A lane's steps in flight at once, up to 8 (K = 4096 in bf16: 16
+    // steps of 8 elements, loaded 8 at a time).
+    int64_t steps = llvm::divideCeil(int64_t(r.getExtent()), 32 * s.vec);
+    s.unroll = std::clamp<int64_t>(int64_t(1) << llvm::Log2_64(steps), 1, 8);
     return s;
   }
   ScheduleParams s;

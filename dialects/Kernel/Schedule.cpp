@@ -235,7 +235,8 @@ static std::string checkLaunchFits(const ContractShape &c,
 std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
                                                const ScheduleParams &s) {
   if (s.kind == ScheduleKind::elementwise || s.kind == ScheduleKind::reduce)
-    return "a contraction cannot use an " +
+    return std::string("a contraction cannot use ") +
+           (s.kind == ScheduleKind::elementwise ? "an " : "a ") +
            stringifyScheduleKind(s.kind).str() + " schedule";
   if (c.b == DType::I4 && c.bTransposed)
     return "int4 weights must be stored [N, K] (the layout of linear)";
@@ -365,10 +366,10 @@ std::string mtc::kernel::checkReduceSchedule(int64_t rows,
   if (!isPow2In(s.vec, 1, 8))
     return "vec (elements per lane and load) must be a power of two in "
            "[1, 8]";
-  if (s.kwarps != 1 || s.unroll != 1 || s.mtile != 1 || s.splitk != 1 ||
-      s.cluster != 1)
-    return "kwarps, unroll, mtile, splitk and cluster must be 1 for row "
-           "reductions";
+  if (!isPow2In(s.unroll, 1, 16))
+    return "unroll (steps loaded at once) must be a power of two in [1, 16]";
+  if (s.kwarps != 1 || s.mtile != 1 || s.splitk != 1 || s.cluster != 1)
+    return "kwarps, mtile, splitk and cluster must be 1 for row reductions";
   if (std::string e = checkRegs(s); !e.empty())
     return e;
   if (llvm::divideCeil(rows, s.warps * s.rows) > (int64_t(1) << 31) - 1)

@@ -3,7 +3,8 @@
 // kernel.reduce: each warp sums `rows` rows of the iteration space, a row
 // at a time: every lane takes `vec` consecutive k's per step (one vector
 // load per input that runs along K; inputs constant along K are loaded once
-// per row), runs the body on each element and adds its f32 term; a
+// per row; `unroll` steps loaded before the first is summed), runs the body
+// on each element and adds its f32 term; a
 // butterfly gives every lane the row's sum, and lane 0 runs the epilogue
 // and stores the row's result. The terms are added in a fixed order, so a
 // kernel's results do not depend on timing.
@@ -138,44 +139,70 @@ LogicalResult ReduceEmitter::emit() {
           fixed[j] = loadElement(param(j), inElem[j],
                                  offsetOf(maps[j], inShape[j], dims));
       Value laneK = g.mul(g.zext64(lane), g.c64(vec));
-      SmallVector<Value> sum = g.forLoop(
-          laneK, g.c64(K), g.c64(32 * vec), ValueRange{g.cf32(0)},
-          [&](Value k, ValueRange iters) -> SmallVector<Value> {
-            SmallVector<Value> d(dims);
-            d.back() = k;
-            SmallVector<Raw> raw(numIn);
-            SmallVector<Value> base(numIn);
-            for (unsigned j = 0; j < numIn; ++j) {
-              if (fixed[j])
-                continue;
-              base[j] = offsetOf(maps[j], inShape[j], d);
-              if (vectorized(j))
-                raw[j] = loadRaw(
-                    g.gep(param(j), g.mul(base[j], g.c64(bytesOf(inElem[j])))),
-                    unsigned(vec * bytesOf(inElem[j])), true);
+      // The lane's steps (k = laneK + j * 32 * vec), `unroll` of them
+      // loaded before the first is used: one row's loads in flight at once
+      // instead of one at a time (a single row of 4096 took 3.7 us).
+      int64_t stride = 32 * vec;
+      Value steps =
+          g.select(g.cmp(Pred::ult, laneK, g.c64(K)),
+                   g.udiv(g.add(g.sub(g.c64(K), laneK), g.c64(stride - 1)),
+                          g.c64(stride)),
+                   g.c64(0));
+      struct Loaded {
+        SmallVector<Raw> raw;
+        SmallVector<Value> base;
+      };
+      auto load = [&](Value k) {
+        SmallVector<Value> d(dims);
+        d.back() = k;
+        Loaded l{SmallVector<Raw>(numIn), SmallVector<Value>(numIn)};
+        for (unsigned j = 0; j < numIn; ++j) {
+          if (fixed[j])
+            continue;
+          l.base[j] = offsetOf(maps[j], inShape[j], d);
+          if (vectorized(j))
+            l.raw[j] = loadRaw(
+                g.gep(param(j), g.mul(l.base[j], g.c64(bytesOf(inElem[j])))),
+                unsigned(vec * bytesOf(inElem[j])), true);
+        }
+        return l;
+      };
+      auto accumulate = [&](Value k, const Loaded &l, Value acc) {
+        for (int64_t e = 0; e < vec; ++e) {
+          SmallVector<Value> args;
+          for (unsigned j = 0; j < numIn; ++j) {
+            if (fixed[j]) {
+              args.push_back(fixed[j]);
+            } else if (vectorized(j)) {
+              args.push_back(asElement(
+                  rawElement(l.raw[j], unsigned(e), bytesOf(inElem[j])),
+                  inElem[j]));
+            } else {
+              SmallVector<Value> de(dims);
+              de.back() = g.add(k, g.c64(e));
+              args.push_back(loadElement(
+                  param(j), inElem[j],
+                  runsAlongK(maps[j]) ? g.add(l.base[j], g.c64(e))
+                                      : offsetOf(maps[j], inShape[j], de)));
+            }
+          }
+          acc = g.fadd(acc, emitBlock(op.getBody().front(), args));
+        }
+        return acc;
+      };
+      SmallVector<Value> sum = unrolledLoop(
+          g.c64(0), steps, s.unroll, ValueRange{g.cf32(0)},
+          [&](Value first, int64_t n, ValueRange iters) -> SmallVector<Value> {
+            SmallVector<Value> ks;
+            SmallVector<Loaded> loaded;
+            for (int64_t u = 0; u < n; ++u) {
+              ks.push_back(
+                  g.add(laneK, g.mul(g.add(first, g.c64(u)), g.c64(stride))));
+              loaded.push_back(load(ks.back()));
             }
             Value acc = iters[0];
-            for (int64_t e = 0; e < vec; ++e) {
-              SmallVector<Value> args;
-              for (unsigned j = 0; j < numIn; ++j) {
-                if (fixed[j])
-                  args.push_back(fixed[j]);
-                else if (vectorized(j))
-                  args.push_back(asElement(
-                      rawElement(raw[j], unsigned(e), bytesOf(inElem[j])),
-                      inElem[j]));
-                else
-                  args.push_back(loadElement(
-                      param(j), inElem[j],
-                      runsAlongK(maps[j]) ? g.add(base[j], g.c64(e))
-                                          : offsetOf(maps[j], inShape[j], [&] {
-                                              SmallVector<Value> de(d);
-                                              de.back() = g.add(k, g.c64(e));
-                                              return de;
-                                            }())));
-              }
-              acc = g.fadd(acc, emitBlock(op.getBody().front(), args));
-            }
+            for (int64_t u = 0; u < n; ++u)
+              acc = accumulate(ks[u], loaded[u], acc);
             return {acc};
           });
       Value total = warpSum(sum[0]);

@@ -89,3 +89,18 @@ graph.func @reduce_vec_too_wide(%x: tensor<3x64xf32>) -> tensor<3x1xf32> {
   }
   graph.return %r : tensor<3x1xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+graph.func @reduce_unroll_three(%x: tensor<3x64xf32>) -> tensor<3x1xf32> {
+  // expected-error @+1 {{'kernel.reduce' op schedule reduce w4 r1 kw1 v4 u3 mt1 sk1 is illegal: unroll (steps loaded at once) must be a power of two in [1, 16]}}
+  %r = kernel.reduce %x : tensor<3x64xf32> epilogue() {epilogue_maps = [], extent = 64 : i64, indexing_maps = [#id], nodes = ["r"], schedule = #kernel.schedule<kind = reduce, warps = 4, rows = 1, kwarps = 1, vec = 4, unroll = 3, mtile = 1, splitk = 1>} -> tensor<3x1xf32> body {
+  ^bb0(%in0: f32):
+    kernel.yield %in0 : f32
+  } epilogue {
+  ^bb0(%sum: f32):
+    kernel.yield %sum : f32
+  }
+  graph.return %r : tensor<3x1xf32>
+}
