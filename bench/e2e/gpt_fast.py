@@ -21,6 +21,9 @@ Systems, measured in the same process:
              WeightOnlyInt8Linear becomes an mtc WoqLinear sharing its
              tensors; every WeightOnlyInt4Linear an mtc Int4Linear with its
              tensors repacked (mtc's i4 [N, K/2], scales and zeros [N, K/G])
+  mtc-fused  int8 only, last: swap, then mtc.torch.fuse_blocks(model): each
+             TransformerBlock's feed-forward half (RMSNorm, w1/w3, SwiGLU,
+             w2, residual) is one mtc graph (mtc.torch.fused_ffn)
 
 int4 on PyTorch >= 2.5: gpt-fast as shipped hands
 aten._convert_weight_to_int4pack an int32 [N, K] tensor, where that op now
@@ -42,6 +45,7 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
   max_rel_err                 logits, teacher-forced for --check-steps steps
                               in eager mode, against an fp32 eager copy of
                               the quantized model: max |l - ref| / max |ref|
+  launches_per_step           CUDA kernels launched per step (profiler)
   compile_s                   first-call time of the compiled step, plus
                               swap() (compile + tune) for mtc
   profile                     kernel time per step by kernel (torch.profiler
@@ -241,18 +245,24 @@ class Bench:
                                 temperature=TEMPERATURE, top_k=TOP_K)
             torch.cuda.synchronize()
         kernels = {}
+        launches = 0
         for e in p.key_averages():
             us = getattr(e, "self_device_time_total", None)
             if us is None:
                 us = e.self_cuda_time_total
             if us > 0:
                 kernels[e.key] = kernels.get(e.key, 0.0) + us / 1e3 / steps
+                if not e.key.startswith(("Memcpy", "Memset")):
+                    launches += e.count
         total = sum(kernels.values())
         # mtc.torch's graphs: woq_<N>x<K>_... (int8), woq4_<N>x<K>_g... (int4)
         mtc = sum(v for k, v in kernels.items()
                   if k.startswith(("woq_", "woq4_")))
         top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
+        mtc_ffn = sum(v for k, v in kernels.items() if k.startswith("ffn_"))
         return {"kernel_ms_per_step": total, "mtc_linear_ms_per_step": mtc,
+                "mtc_ffn_ms_per_step": mtc_ffn,
+                "launches_per_step": launches / steps,
                 "top": [[k[:80], round(v, 4)] for k, v in top]}
 
     def compile_fresh(self):
@@ -350,9 +360,16 @@ def main():
             [int(b) for b in (getattr(args, opt) or "").split(",") if b]
     except ValueError as e:
         ap.error(f"--batches or --baseline-batches: {e}")
-    for system in args.systems.split(","):
-        if system not in ("gpt-fast", "mtc"):
-            ap.error(f"--systems: unknown system '{system}' (gpt-fast, mtc)")
+    systems_given = args.systems.split(",")
+    for system in systems_given:
+        if system not in ("gpt-fast", "mtc", "mtc-fused"):
+            ap.error(f"--systems: unknown system '{system}' (gpt-fast, mtc, "
+                     f"mtc-fused)")
+    if "mtc-fused" in systems_given and (systems_given[-1] != "mtc-fused" or
+                                         args.mode != "int8" or
+                                         args.recompile):
+        ap.error("--systems: mtc-fused changes the model's blocks: it comes "
+                 "last, with --mode int8 and without --recompile")
     if args.check_args:
         return
     sys.path.insert(0, str(Path(args.gpt_fast).resolve()))
@@ -417,6 +434,19 @@ def main():
                 run_system(bench, rows, "mtc", batches, args,
                            extra_compile_s=swap_s,
                            extra={"swap_s": swap_s, "unswapped": left})
+            elif system == "mtc-fused":
+                t0 = time.time()
+                mt.swap(model, tune=not args.no_tune, **probes)
+                fused, unfused = mt.fuse_blocks(model)
+                if not fused:
+                    raise RuntimeError(f"mtc.torch.fuse_blocks fused no "
+                                       f"block: {unfused[:3]}")
+                torch.cuda.synchronize()
+                swap_s = time.time() - t0
+                run_system(bench, rows, "mtc-fused", batches, args,
+                           extra_compile_s=swap_s,
+                           extra={"swap_s": swap_s, "fused_blocks": fused,
+                                  "unfused_blocks": len(unfused)})
         except Exception as e:
             import traceback
             traceback.print_exc()

@@ -62,6 +62,38 @@ def table(rows):
     return "\n".join(lines)
 
 
+def fused_table(rows):
+    """The mtc-fused rows beside mtc's and gpt-fast's: time, launches per
+    step, where the time goes (empty without mtc-fused rows)."""
+    batches = sorted({b for (s, phase, b) in rows
+                      if s == "mtc-fused" and phase == "decode"})
+    if not batches:
+        return ""
+    lines = ["| B | gpt-fast ms | mtc ms | mtc-fused ms | launches per step "
+             "(gpt-fast / mtc / fused) | fused: ffn graphs ms | fused: "
+             "linears ms | fused: other ms | logits err fused |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for b in batches:
+        g = rows.get(("gpt-fast", "decode", b), {})
+        m = rows.get(("mtc", "decode", b), {})
+        f = rows[("mtc-fused", "decode", b)]
+        p = f.get("profile", {})
+        ffn, lin = p.get("mtc_ffn_ms_per_step"), p.get(
+            "mtc_linear_ms_per_step")
+        other = (p["kernel_ms_per_step"] - (ffn or 0) - (lin or 0)
+                 if "kernel_ms_per_step" in p else None)
+        launches = " / ".join(
+            _fmt(r.get("profile", {}).get("launches_per_step"), ".0f") or "-"
+            for r in (g, m, f))
+        lines.append(
+            f"| {b} | {_fmt(g.get('ms_per_step'), '.2f')} | "
+            f"{_fmt(m.get('ms_per_step'), '.3f')} | "
+            f"{_fmt(f.get('ms_per_step'), '.3f')} | {launches} | "
+            f"{_fmt(ffn, '.3f')} | {_fmt(lin, '.3f')} | "
+            f"{_fmt(other, '.3f')} | {_fmt(f.get('max_rel_err'), '.1e')} |")
+    return "\n".join(lines)
+
+
 def targets(rows):
     out = []
 
@@ -215,6 +247,9 @@ def write(out: Path):
         rows = modes.get("int8", {})
         text = ["# gpt-fast int8 decoding: as shipped and on mtc kernels", "",
                 table(rows), "", "Targets:", "", targets(rows), ""]
+        if fused_table(rows):
+            text += ["## mtc-fused: each block's feed-forward half as one "
+                     "mtc graph", "", fused_table(rows), ""]
         errors = [f"- {s} failed: {r.get('error', '?')}"
                   for (s, phase, _), r in sorted(rows.items())
                   if phase == "error"]

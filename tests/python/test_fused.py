@@ -1,0 +1,168 @@
+"""mtc.torch.fused_ffn and fuse_blocks without a GPU: the graph compiles,
+the eager path is gpt-fast's block, fuse_blocks takes gpt-fast-like blocks
+and says why it leaves others, and bad arguments raise naming the argument.
+The GPU half is bench/e2e/ffn_block.py and the matrix's fused_ cases."""
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed (Debian: python3-torch)")
+import torch.nn.functional as F  # noqa: E402
+import mtc  # noqa: E402
+import mtc.torch as mt  # noqa: E402
+from mtc import _fused  # noqa: E402
+
+D, H = 32, 48
+
+
+class Int8Linear(torch.nn.Module):
+    def __init__(self, n, k):
+        super().__init__()
+        self.register_buffer("weight", torch.randint(-128, 127, (n, k),
+                                                     dtype=torch.int8))
+        self.register_buffer("scales",
+                             (torch.rand(n) * 0.02 + 0.001).bfloat16())
+
+    def forward(self, x):
+        return F.linear(x, self.weight.to(x.dtype)) * self.scales
+
+
+class RMSNorm(torch.nn.Module):
+    def __init__(self, dim, eps=1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.rand(dim).bfloat16() + 0.5)
+
+    def forward(self, x):
+        xf = x.float()
+        out = (xf * torch.rsqrt(torch.mean(xf * xf, dim=-1, keepdim=True) +
+                                self.eps)).type_as(x)
+        return out * self.weight
+
+
+class FeedForward(torch.nn.Module):
+    def __init__(self, int8=True):
+        super().__init__()
+        make = Int8Linear if int8 else (
+            lambda n, k: torch.nn.Linear(k, n, bias=False).bfloat16())
+        self.w1, self.w3, self.w2 = make(H, D), make(H, D), make(D, H)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class Attention(torch.nn.Module):
+    def forward(self, x, freqs_cis, mask, input_pos):
+        return x * 0.5
+
+
+class TransformerBlock(torch.nn.Module):
+    """gpt-fast's block, its attention replaced by something simple."""
+
+    def __init__(self, int8=True):
+        super().__init__()
+        self.attention = Attention()
+        self.feed_forward = FeedForward(int8)
+        self.ffn_norm = RMSNorm(D)
+        self.attention_norm = RMSNorm(D)
+
+    def forward(self, x, input_pos, freqs_cis, mask):
+        h = x + self.attention(self.attention_norm(x), freqs_cis, mask,
+                               input_pos)
+        return h + self.feed_forward(self.ffn_norm(h))
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(
+            [TransformerBlock(), TransformerBlock(int8=False),
+             TransformerBlock()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x, None, None, None)
+        return x
+
+
+def test_fuse_blocks_keeps_the_function():
+    torch.manual_seed(0)
+    model = Model()
+    x = torch.randn(2, 1, D).bfloat16()
+    ref = model(x)
+    fused, left = mt.fuse_blocks(model)
+    assert fused == 2
+    assert left == [("layers.1", "its feed-forward linears are not int8 per "
+                                 "channel")]
+    assert type(model.layers[0]).__name__ == "TransformerBlock"
+    assert isinstance(model.layers[0], _fused._FusedFfnBlock)
+    assert set(model.state_dict()) == set(Model().state_dict())
+    # On the CPU fused_ffn runs its eager formulas: the same function.
+    assert torch.equal(model(x), ref)
+    # Twice is a no-op.
+    assert mt.fuse_blocks(model) == (0, [("layers.1", "its feed-forward "
+                                                      "linears are not int8 "
+                                                      "per channel")])
+
+
+def test_fuse_blocks_needs_a_module():
+    with pytest.raises(TypeError, match="model: expected a torch.nn.Module, "
+                                        "got list"):
+        mt.fuse_blocks([])
+
+
+def args():
+    torch.manual_seed(1)
+    ff = FeedForward()
+    return dict(h=torch.randn(3, D).bfloat16(),
+                norm_weight=torch.ones(D).bfloat16(), eps=1e-5,
+                w1=ff.w1.weight, s1=ff.w1.scales, w3=ff.w3.weight,
+                s3=ff.w3.scales, w2=ff.w2.weight, s2=ff.w2.scales)
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (dict(h=[1.0]), TypeError, "h: expected a torch.Tensor, got list"),
+    (dict(h=torch.zeros(3, D)), TypeError,
+     "h: expected dtype torch.bfloat16 or torch.float16, got torch.float32"),
+    (dict(eps=0.0), ValueError, "eps: expected a positive float, got 0.0"),
+    (dict(w1=torch.zeros(H, D + 1, dtype=torch.int8)), ValueError,
+     f"w1: expected [H, {D}], got [{H}, {D + 1}]"),
+    (dict(w2=torch.zeros(H, D, dtype=torch.int8)), ValueError,
+     f"w2: expected shape [{D}, {H}], got [{H}, {D}]"),
+    (dict(w3=torch.zeros(H, D)), TypeError,
+     "w3: expected dtype torch.int8, got torch.float32"),
+    (dict(s2=torch.ones(D)), TypeError,
+     "s2: expected dtype torch.bfloat16 (h's), got torch.float32"),
+    (dict(norm_weight=torch.ones(D + 1).bfloat16()), ValueError,
+     f"norm_weight: expected shape [{D}], got [{D + 1}]"),
+])
+def test_fused_ffn_errors(change, error, message):
+    a = args()
+    a.update(change)
+    with pytest.raises(error) as e:
+        mt.fused_ffn(**a)
+    assert str(e.value) == message
+
+
+def test_fused_ffn_eager_matches_gpt_fast():
+    a = args()
+    block = TransformerBlock()
+    ff = block.feed_forward
+    ff.w1.weight, ff.w3.weight, ff.w2.weight = a["w1"], a["w3"], a["w2"]
+    ff.w1.scales, ff.w3.scales, ff.w2.scales = a["s1"], a["s3"], a["s2"]
+    block.ffn_norm.weight.data = a["norm_weight"]
+    h = a["h"]
+    assert torch.equal(mt.fused_ffn(**a), h + ff(block.ffn_norm(h)))
+
+
+def test_ffn_graph_compiles(tmp_path):
+    path = tmp_path / "ffn.graph"
+    path.write_text(mt.ffn_graph("ffn", D, H, "bf16", 1e-5))
+    out = subprocess.run([mtc.find_binary(), "compile", str(path), "--bind",
+                          "M=1", "-o", str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    # At M = 1: the statistic, gate and up with the norm's scaling as their
+    # prologue, down with the residual.
+    assert out.stdout.startswith("ffn: 4 kernels")
