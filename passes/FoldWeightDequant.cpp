@@ -91,10 +91,7 @@ struct FoldWeightDequant : OpRewritePattern<ContractOp> {
     Type f32 = rewriter.getF32Type();
     SmallVector<Type> aTypes = chainTypes(op.getAChain(), f32);
     SmallVector<Type> bTypes = chainTypes(op.getBChain(), f32);
-    InputList ep;
-    ep.values.assign(op.getEpilogueInputs().begin(),
-                     op.getEpilogueInputs().end());
-    ep.maps = mapsOf(op.getEpilogueMaps());
+    InputList ep = inputsOf(op.getEpilogueInputs(), op.getEpilogueMaps());
     Location loc = lists.fuseLocs(prod, op);
     ContractOp fused =
         createContract(rewriter, loc, op.getType(), op.getA(),

@@ -109,10 +109,7 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
       llvm::append_range(merged, types);
       types = merged;
 
-      InputList ep;
-      ep.values.assign(op.getEpilogueInputs().begin(),
-                       op.getEpilogueInputs().end());
-      ep.maps = mapsOf(op.getEpilogueMaps());
+      InputList ep = inputsOf(op.getEpilogueInputs(), op.getEpilogueMaps());
       Location loc = lists.fuseLocs(prod, op);
       ContractOp fused = createContract(
           rewriter, loc, op.getType(), which == 0 ? source : op.getA(),
@@ -146,27 +143,19 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
 
   LogicalResult matchAndRewrite(ElementwiseOp op,
                                 PatternRewriter &rewriter) const override {
-    SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
     for (Value v : op.getInputs()) {
       auto c = v.getDefiningOp<ContractOp>();
       if (!c || !onlyUsedBy(v, op))
         continue;
-      bool identity = true;
-      for (auto [in, map] : llvm::zip(op.getInputs(), maps))
-        if (in == v && !map.isIdentity())
-          identity = false;
-      if (!identity || c.getType().getShape() !=
-                           cast<RankedTensorType>(op.getType()).getShape())
+      if (c.getType().getShape() !=
+          cast<RankedTensorType>(op.getType()).getShape())
         continue;
-
-      InputList ep;
-      ep.values.assign(c.getEpilogueInputs().begin(),
-                       c.getEpilogueInputs().end());
-      ep.maps = mapsOf(c.getEpilogueMaps());
+      InputList ep = inputsOf(c.getEpilogueInputs(), c.getEpilogueMaps());
       unsigned numOld = ep.values.size();
-      SmallVector<int> consumerArg; // op input i -> ep index, -1 for v
-      for (auto [in, map] : llvm::zip(op.getInputs(), maps))
-        consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
+      std::optional<SmallVector<int>> consumerArg =
+          appendConsumerInputs(ep, op, v);
+      if (!consumerArg)
+        continue;
 
       Location loc = lists.fuseLocs(c, op);
       ContractOp fused = createContract(
@@ -175,28 +164,10 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
           lists.pendingNodes(rewriter.getContext()), aInputsOf(c));
       lists.mergeNodes(fused, c, op);
       fused.getBody().takeBody(c.getBody());
-      {
-        // The contraction's epilogue (possibly long) is moved with its
-        // arguments (acc, then its inputs, which stay first in `ep`); the
-        // consumer is cloned after it.
-        OpBuilder::InsertionGuard guard(rewriter);
-        fused.getEpilogue().takeBody(c.getEpilogue());
-        Block *block = &fused.getEpilogue().front();
-        for (Value in : ArrayRef(ep.values).drop_front(numOld))
-          block->addArgument(elementTypeOf(in), loc);
-        for (BlockArgument arg : block->getArguments())
-          arg.setLoc(loc);
-        ValueRange args = block->getArguments();
-        auto oldYield = cast<YieldOp>(block->getTerminator());
-        Value y = oldYield.getValue();
-        rewriter.setInsertionPoint(oldYield);
-        SmallVector<Value> consumerArgs;
-        for (int idx : consumerArg)
-          consumerArgs.push_back(idx < 0 ? y : args[1 + idx]);
-        Value r = inlineBlock(rewriter, op.getBody().front(), consumerArgs);
-        YieldOp::create(rewriter, loc, r);
-        rewriter.eraseOp(oldYield);
-      }
+      // The contraction's epilogue (possibly long) is moved with its
+      // arguments; the consumer is cloned after it.
+      extendEpilogue(rewriter, loc, fused.getEpilogue(), c.getEpilogue(), ep,
+                     numOld, *consumerArg, op);
       rewriter.replaceOp(op, fused.getResult());
       rewriter.eraseOp(c);
       ++stat;

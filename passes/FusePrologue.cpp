@@ -6,8 +6,8 @@
 // norm's weight) into the contraction's body as a prologue over `%a` and
 // a_inputs, so the scaled activations are never written. It applies where
 // the heuristic starts the contraction on the simt kind (int8 and float
-// weights at M = 1). The mma kind runs prologues too (M <= kRegisterAMaxM),
-// but slower than the separate kernel they replace: on the H200 the
+// weights at M = 1). The mma kind runs prologues too (when a schedule
+// forces it), but slower than the separate kernel they replace: on the H200 the
 // Llama-3-8B feed-forward half took 87.0 us with them at M = 8 against 63.4
 // without, 105.1 against 88.8 at M = 16 (every warp recomputes its rows'
 // activations, one scalar load of the norm's weight per element;
@@ -94,10 +94,7 @@ struct FoldActivationPrologue : OpRewritePattern<ContractOp> {
     SmallVector<unsigned> argOf; // prod's argument i -> the body's argument
     for (auto [i, in] : llvm::enumerate(prod.getInputs()))
       argOf.push_back(i == source ? 0 : 2 + numB + aIn.add(in, maps[i]));
-    InputList ep;
-    ep.values.assign(op.getEpilogueInputs().begin(),
-                     op.getEpilogueInputs().end());
-    ep.maps = mapsOf(op.getEpilogueMaps());
+    InputList ep = inputsOf(op.getEpilogueInputs(), op.getEpilogueMaps());
 
     Location loc = lists.fuseLocs(prod, op);
     ContractOp fused =

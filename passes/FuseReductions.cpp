@@ -32,13 +32,6 @@ using namespace mtc::kernel;
 
 namespace {
 
-InputList inputsOf(ValueRange values, ArrayAttr maps) {
-  InputList in;
-  in.values.assign(values.begin(), values.end());
-  in.maps = mapsOf(maps);
-  return in;
-}
-
 struct FuseReduceProducer : OpRewritePattern<ReduceOp> {
   FuseReduceProducer(MLIRContext *ctx, Pass::Statistic &stat, MergeLists &lists)
       : OpRewritePattern(ctx), stat(stat), lists(lists) {}
@@ -79,22 +72,18 @@ struct FuseReduceEpilogue : OpRewritePattern<ElementwiseOp> {
 
   LogicalResult matchAndRewrite(ElementwiseOp op,
                                 PatternRewriter &rewriter) const override {
-    SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
     for (Value v : op.getInputs()) {
       auto red = v.getDefiningOp<ReduceOp>();
       if (!red || !onlyUsedBy(v, op) ||
           red.getType().getShape() !=
               cast<RankedTensorType>(op.getType()).getShape())
         continue;
-      if (llvm::any_of(llvm::zip(op.getInputs(), maps), [&](auto p) {
-            return std::get<0>(p) == v && !std::get<1>(p).isIdentity();
-          }))
-        continue;
       InputList ep = inputsOf(red.getEpilogueInputs(), red.getEpilogueMaps());
       unsigned numOld = ep.values.size();
-      SmallVector<int> consumerArg; // op input i -> ep index, -1 for v
-      for (auto [in, map] : llvm::zip(op.getInputs(), maps))
-        consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
+      std::optional<SmallVector<int>> consumerArg =
+          appendConsumerInputs(ep, op, v);
+      if (!consumerArg)
+        continue;
       Location loc = lists.fuseLocs(red, op);
       ReduceOp fused =
           createReduce(rewriter, loc, op.getType(), int64_t(red.getExtent()),
@@ -102,24 +91,10 @@ struct FuseReduceEpilogue : OpRewritePattern<ElementwiseOp> {
                        lists.pendingNodes(rewriter.getContext()));
       lists.mergeNodes(fused, red, op);
       fused.getBody().takeBody(red.getBody());
-      {
-        // The reduction's epilogue is moved with its arguments (the sum,
-        // then its inputs, first in `ep`); the consumer is cloned after it.
-        OpBuilder::InsertionGuard guard(rewriter);
-        fused.getEpilogue().takeBody(red.getEpilogue());
-        Block *block = &fused.getEpilogue().front();
-        for (Value in : ArrayRef(ep.values).drop_front(numOld))
-          block->addArgument(elementTypeOf(in), loc);
-        auto oldYield = cast<YieldOp>(block->getTerminator());
-        rewriter.setInsertionPoint(oldYield);
-        SmallVector<Value> consumerArgs;
-        for (int idx : consumerArg)
-          consumerArgs.push_back(idx < 0 ? oldYield.getValue()
-                                         : block->getArgument(1 + idx));
-        Value r = inlineBlock(rewriter, op.getBody().front(), consumerArgs);
-        YieldOp::create(rewriter, loc, r);
-        rewriter.eraseOp(oldYield);
-      }
+      // The reduction's epilogue is moved with its arguments; the consumer
+      // is cloned after it.
+      extendEpilogue(rewriter, loc, fused.getEpilogue(), red.getEpilogue(), ep,
+                     numOld, *consumerArg, op);
       rewriter.replaceOp(op, fused.getResult());
       rewriter.eraseOp(red);
       ++stat;

@@ -80,3 +80,38 @@ void mergeBodies(PatternRewriter &rw, Location loc, Region &region,
 }
 
 } // namespace mtc::fusion
+
+std::optional<SmallVector<int>>
+mtc::fusion::appendConsumerInputs(InputList &ep, ElementwiseOp consumer,
+                                  Value v) {
+  SmallVector<AffineMap> maps = mapsOf(consumer.getIndexingMaps());
+  for (auto [in, map] : llvm::zip(consumer.getInputs(), maps))
+    if (in == v && !map.isIdentity())
+      return std::nullopt;
+  SmallVector<int> consumerArg;
+  for (auto [in, map] : llvm::zip(consumer.getInputs(), maps))
+    consumerArg.push_back(in == v ? -1 : int(ep.add(in, map)));
+  return consumerArg;
+}
+
+void mtc::fusion::extendEpilogue(PatternRewriter &rw, Location loc, Region &to,
+                                 Region &from, const InputList &ep,
+                                 unsigned numOld, ArrayRef<int> consumerArg,
+                                 ElementwiseOp consumer) {
+  OpBuilder::InsertionGuard guard(rw);
+  to.takeBody(from);
+  Block *block = &to.front();
+  for (Value in : ArrayRef(ep.values).drop_front(numOld))
+    block->addArgument(elementTypeOf(in), loc);
+  for (BlockArgument arg : block->getArguments())
+    arg.setLoc(loc);
+  auto oldYield = cast<YieldOp>(block->getTerminator());
+  rw.setInsertionPoint(oldYield);
+  SmallVector<Value> consumerArgs;
+  for (int idx : consumerArg)
+    consumerArgs.push_back(idx < 0 ? oldYield.getValue()
+                                   : block->getArgument(1 + idx));
+  Value r = inlineBlock(rw, consumer.getBody().front(), consumerArgs);
+  YieldOp::create(rw, loc, r);
+  rw.eraseOp(oldYield);
+}

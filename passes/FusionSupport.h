@@ -42,6 +42,24 @@ void mergeBodies(mlir::PatternRewriter &rw, mlir::Location loc,
                  mlir::Region &region, mlir::Region &consumer, unsigned leading,
                  const Inlined &m, mlir::Block &producer);
 
+/// How the elementwise `consumer` of `v` joins an epilogue whose inputs are
+/// `ep` (a contraction's or a reduction's): its other inputs are appended to
+/// `ep`; returns each consumer input's index in `ep` (-1 for `v`). None, and
+/// `ep` unchanged, if the consumer reads `v` at other than the identity.
+std::optional<llvm::SmallVector<int>>
+appendConsumerInputs(InputList &ep, kernel::ElementwiseOp consumer,
+                     mlir::Value v);
+
+/// Moves the epilogue region `from` (its arguments: a leading value, then
+/// the first `numOld` inputs of `ep`) into the empty `to`, adds arguments
+/// for the rest of `ep`, and clones `consumer`'s body after it: the
+/// consumer's `v` is the old yielded value, its other inputs the arguments
+/// `consumerArg` names. Every argument gets the location `loc`.
+void extendEpilogue(mlir::PatternRewriter &rw, mlir::Location loc,
+                    mlir::Region &to, mlir::Region &from, const InputList &ep,
+                    unsigned numOld, llvm::ArrayRef<int> consumerArg,
+                    kernel::ElementwiseOp consumer);
+
 } // namespace mtc::fusion
 
 #endif // MTC_PASSES_FUSIONSUPPORT_H

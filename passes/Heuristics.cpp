@@ -291,7 +291,7 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
 /// M <= 16 starts on mma and the tuner tries both
 /// (bench/results/2026-11-30-tiled).
-static constexpr int64_t kTiledFromM = kRegisterAMaxM + 1;
+static constexpr int64_t kTiledFromM = 17;
 
 std::optional<ScheduleParams>
 mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,

@@ -24,11 +24,6 @@ struct ScheduleTarget {
   bool wgmma = false;
 };
 
-/// The largest M whose contraction starts on a kind that loads the
-/// activations into registers (simt, mma; from M = 17 the tiled and wgmma
-/// kinds stage them in shared memory).
-inline constexpr int64_t kRegisterAMaxM = 16;
-
 /// The heuristic start for `op` (a kernel.contract or kernel.elementwise).
 kernel::ScheduleParams defaultSchedule(mlir::Operation *op,
                                        const ScheduleTarget &target = {});

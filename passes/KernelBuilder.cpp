@@ -230,20 +230,20 @@ ReduceOp createReduce(OpBuilder &b, Location loc, Type resultType,
                           b.getI64IntegerAttr(extent), nodes, ScheduleAttr());
 }
 
-InputList aInputsOf(ContractOp op) {
+InputList inputsOf(ValueRange values, ArrayAttr maps) {
   InputList in;
-  in.values.assign(op.getAInputs().begin(), op.getAInputs().end());
-  if (op.getAMaps())
-    in.maps = mapsOf(*op.getAMaps());
+  in.values.assign(values.begin(), values.end());
+  if (maps)
+    in.maps = mapsOf(maps);
   return in;
 }
 
+InputList aInputsOf(ContractOp op) {
+  return inputsOf(op.getAInputs(), op.getAMaps().value_or(ArrayAttr()));
+}
+
 InputList bInputsOf(ContractOp op) {
-  InputList in;
-  in.values.assign(op.getBInputs().begin(), op.getBInputs().end());
-  if (op.getBMaps())
-    in.maps = mapsOf(*op.getBMaps());
-  return in;
+  return inputsOf(op.getBInputs(), op.getBMaps().value_or(ArrayAttr()));
 }
 
 /// The standard contraction body: both elements converted to f32 through

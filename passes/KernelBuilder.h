@@ -78,6 +78,8 @@ kernel::ReduceOp createReduce(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Type resultType, int64_t extent,
                               const InputList &inputs, const InputList &ep,
                               mlir::ArrayAttr nodes);
+/// `values` with their `maps` (an array of AffineMapAttr).
+InputList inputsOf(mlir::ValueRange values, mlir::ArrayAttr maps);
 /// `op`'s a_inputs and their maps.
 InputList aInputsOf(kernel::ContractOp op);
 /// `op`'s b_inputs and their maps.

@@ -128,30 +128,6 @@ static LogicalResult inferUnary(StringRef op, std::optional<Location> loc,
   return success();
 }
 
-#define MTC_BINARY_INFER(Op, name)                                             \
-  LogicalResult Op::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    return inferBinary(name, loc, operands, inferred);                         \
-  }
-MTC_BINARY_INFER(AddOp, "add")
-MTC_BINARY_INFER(SubOp, "sub")
-MTC_BINARY_INFER(MulOp, "mul")
-#undef MTC_BINARY_INFER
-
-#define MTC_UNARY_INFER(Op, name)                                              \
-  LogicalResult Op::inferReturnTypes(                                          \
-      MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
-      DictionaryAttr, OpaqueProperties, RegionRange,                           \
-      SmallVectorImpl<Type> &inferred) {                                       \
-    return inferUnary(name, loc, operands, inferred);                          \
-  }
-MTC_UNARY_INFER(ReluOp, "relu")
-MTC_UNARY_INFER(SiluOp, "silu")
-MTC_UNARY_INFER(RsqrtOp, "rsqrt")
-#undef MTC_UNARY_INFER
-
 static LogicalResult inferRowReduction(StringRef op,
                                        std::optional<Location> loc,
                                        ValueRange operands,
@@ -169,13 +145,19 @@ static LogicalResult inferRowReduction(StringRef op,
   return success();
 }
 
-#define MTC_ROW_REDUCTION_INFER(Op, name)                                      \
+#define MTC_INFER(Op, infer, name)                                             \
   LogicalResult Op::inferReturnTypes(                                          \
       MLIRContext *, std::optional<Location> loc, ValueRange operands,         \
       DictionaryAttr, OpaqueProperties, RegionRange,                           \
       SmallVectorImpl<Type> &inferred) {                                       \
-    return inferRowReduction(name, loc, operands, inferred);                   \
+    return infer(name, loc, operands, inferred);                               \
   }
-MTC_ROW_REDUCTION_INFER(SumOp, "sum")
-MTC_ROW_REDUCTION_INFER(MeanOp, "mean")
-#undef MTC_ROW_REDUCTION_INFER
+MTC_INFER(AddOp, inferBinary, "add")
+MTC_INFER(SubOp, inferBinary, "sub")
+MTC_INFER(MulOp, inferBinary, "mul")
+MTC_INFER(ReluOp, inferUnary, "relu")
+MTC_INFER(SiluOp, inferUnary, "silu")
+MTC_INFER(RsqrtOp, inferUnary, "rsqrt")
+MTC_INFER(SumOp, inferRowReduction, "sum")
+MTC_INFER(MeanOp, inferRowReduction, "mean")
+#undef MTC_INFER

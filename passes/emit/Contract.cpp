@@ -92,22 +92,11 @@ void ContractEmitter::assignPiece(Value bz) {
 
 Value ContractEmitter::aInputElement(unsigned j, Value m, Value k) {
   Value in = op.getAInputs()[j];
-  Type t = elementTypeOf(in);
   AffineMap map = cast<AffineMapAttr>((*op.getAMaps())[j]).getValue();
-  SmallVector<int64_t> strides =
-      stridesOf(cast<RankedTensorType>(in.getType()).getShape());
-  Value off = g.c64(0);
-  for (auto [d, expr] : llvm::enumerate(map.getResults())) {
-    MapResult r = decodeMapResult(expr);
-    if (r.isZero())
-      continue;
-    Value i = r.dim == 0 ? g.zext64(m) : k;
-    if (r.divisor > 1)
-      i = g.udiv(i, g.c64(r.divisor));
-    off = g.add(off, g.mul(i, g.c64(strides[d])));
-  }
-  return g.load(t, g.gep(AI[j], g.mul(off, g.c64(bytesOf(t)))), bytesOf(t),
-                true);
+  return loadElement(AI[j], elementTypeOf(in),
+                     mapOffset(map,
+                               cast<RankedTensorType>(in.getType()).getShape(),
+                               {g.zext64(m), k}));
 }
 
 Raw ContractEmitter::applyPrologue(const Raw &raw, Value m, Value k,

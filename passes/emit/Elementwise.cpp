@@ -34,7 +34,6 @@ private:
   ElementwiseOp op;
   ScheduleParams s;
 
-  SmallVector<Value> unflatten(Value idx, ArrayRef<int64_t> R);
   Value inputOffset(unsigned j, Value flat, ArrayRef<Value> dims);
 };
 
@@ -56,20 +55,9 @@ LogicalResult ElementwiseEmitter::emit() {
     g.ifThen(g.cmp(Pred::ult, idx, g.c64(total)), [&] {
       SmallVector<Value> dims = unflatten(idx, R);
       SmallVector<Value> args;
-      for (auto [j, in] : llvm::enumerate(op.getInputs())) {
-        Type t = elementTypeOf(in);
-        Value off = inputOffset(j, idx, dims);
-        if (t.isInteger(4)) {
-          // Element off of a packed i4 tensor: its byte's low or high nibble.
-          Value byte =
-              g.load(g.i8, g.gep(param(j), g.lshr(off, g.c64(1))), 1, true);
-          Value shift = g.trunc(g.i8, g.shl(g.band(off, g.c64(1)), g.c64(2)));
-          args.push_back(g.trunc(t, g.lshr(byte, shift)));
-          continue;
-        }
-        args.push_back(g.load(t, g.gep(param(j), g.mul(off, g.c64(bytesOf(t)))),
-                              bytesOf(t), true));
-      }
+      for (auto [j, in] : llvm::enumerate(op.getInputs()))
+        args.push_back(loadElement(param(j), elementTypeOf(in),
+                                   inputOffset(j, idx, dims)));
       Value r = emitBlock(op.getBody().front(), args);
       g.store(r, g.gep(out, g.mul(idx, g.c64(bytesOf(outElem)))),
               bytesOf(outElem));
@@ -79,36 +67,13 @@ LogicalResult ElementwiseEmitter::emit() {
   return success();
 }
 
-SmallVector<Value> ElementwiseEmitter::unflatten(Value idx,
-                                                 ArrayRef<int64_t> R) {
-  SmallVector<Value> dims(R.size());
-  Value rest = idx;
-  for (int t = int(R.size()) - 1; t >= 0; --t) {
-    dims[t] = t == 0 ? rest : g.urem(rest, g.c64(R[t]));
-    if (t > 0)
-      rest = g.udiv(rest, g.c64(R[t]));
-  }
-  return dims;
-}
-
 Value ElementwiseEmitter::inputOffset(unsigned j, Value flat,
                                       ArrayRef<Value> dims) {
   AffineMap map = cast<AffineMapAttr>(op.getIndexingMaps()[j]).getValue();
   auto type = cast<RankedTensorType>(op.getInputs()[j].getType());
   if (map.isIdentity())
     return flat; // same shape as the result
-  SmallVector<int64_t> strides = stridesOf(type.getShape());
-  Value off = g.c64(0);
-  for (auto [t, expr] : llvm::enumerate(map.getResults())) {
-    MapResult r = decodeMapResult(expr);
-    if (r.isZero())
-      continue; // broadcast dim: index 0
-    Value i = dims[r.dim];
-    if (r.divisor > 1)
-      i = g.udiv(i, g.c64(r.divisor));
-    off = g.add(off, g.mul(i, g.c64(strides[t])));
-  }
-  return off;
+  return mapOffset(map, type.getShape(), dims);
 }
 
 LogicalResult emit::emitElementwise(OpBuilder &b, ElementwiseOp op,

@@ -120,6 +120,43 @@ SmallVector<Value> Emitter::unrolledLoop(Value begin, Value end, int64_t unroll,
   return acc;
 }
 
+SmallVector<Value> Emitter::unflatten(Value idx, ArrayRef<int64_t> shape) {
+  SmallVector<Value> dims(shape.size());
+  Value rest = idx;
+  for (int t = int(shape.size()) - 1; t >= 0; --t) {
+    dims[t] = t == 0 ? rest : g.urem(rest, g.c64(shape[t]));
+    if (t > 0)
+      rest = g.udiv(rest, g.c64(shape[t]));
+  }
+  return dims;
+}
+
+Value Emitter::mapOffset(AffineMap map, ArrayRef<int64_t> shape,
+                         ArrayRef<Value> dims) {
+  SmallVector<int64_t> strides = stridesOf(shape);
+  Value off = g.c64(0);
+  for (auto [t, expr] : llvm::enumerate(map.getResults())) {
+    kernel::MapResult r = kernel::decodeMapResult(expr);
+    if (r.isZero())
+      continue; // a broadcast dimension: index 0
+    Value i = dims[r.dim];
+    if (r.divisor > 1)
+      i = g.udiv(i, g.c64(r.divisor));
+    off = g.add(off, g.mul(i, g.c64(strides[t])));
+  }
+  return off;
+}
+
+Value Emitter::loadElement(Value base, Type t, Value off) {
+  if (t.isInteger(4)) {
+    Value byte = g.load(g.i8, g.gep(base, g.lshr(off, g.c64(1))), 1, true);
+    Value shift = g.trunc(g.i8, g.shl(g.band(off, g.c64(1)), g.c64(2)));
+    return g.trunc(t, g.lshr(byte, shift));
+  }
+  return g.load(t, g.gep(base, g.mul(off, g.c64(bytesOf(t)))), bytesOf(t),
+                true);
+}
+
 Raw Emitter::loadRaw(Value ptr, unsigned bytes, bool invariant) {
   Raw r;
   r.bytes = bytes;

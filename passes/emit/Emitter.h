@@ -97,6 +97,18 @@ public:
                                               mlir::ValueRange init, Step step);
 
   Raw loadRaw(mlir::Value ptr, unsigned bytes, bool invariant);
+  /// The index (i64 per dimension) of flat row-major index `idx` (i64) in
+  /// `shape`.
+  llvm::SmallVector<mlir::Value> unflatten(mlir::Value idx,
+                                           llvm::ArrayRef<int64_t> shape);
+  /// The element offset (i64), in a row-major tensor of `shape`, of the
+  /// element that indexing map `map` reads at iteration index `dims` (i64;
+  /// results d_i, d_i floordiv G or 0).
+  mlir::Value mapOffset(mlir::AffineMap map, llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<mlir::Value> dims);
+  /// Element `off` (i64) of a tensor of `t` elements at `base`, read-only;
+  /// for i4, its byte's low or high nibble.
+  mlir::Value loadElement(mlir::Value base, mlir::Type t, mlir::Value off);
   /// The 32-bit word holding byte `byteOff` of `r` (zero-extended if narrow).
   mlir::Value wordOf(const Raw &r, unsigned byteOff);
   /// Element `e` (of `eb` bytes) of `r` as an integer of eb * 8 bits.

@@ -36,12 +36,6 @@ public:
 private:
   ReduceOp op;
   ScheduleParams s;
-
-  /// Element offset of input `map` (of a tensor of `shape`) at iteration
-  /// index (dims of the row..., k).
-  Value offsetOf(AffineMap map, ArrayRef<int64_t> shape, ArrayRef<Value> dims);
-  /// Loads element `off` of a tensor of `t` elements at `base`.
-  Value loadElement(Value base, Type t, Value off);
 };
 
 /// Whether `map`'s last result reads the iteration space's last dimension
@@ -62,33 +56,6 @@ bool constantAlongK(AffineMap map) {
 }
 
 } // namespace
-
-Value ReduceEmitter::offsetOf(AffineMap map, ArrayRef<int64_t> shape,
-                              ArrayRef<Value> dims) {
-  SmallVector<int64_t> strides = stridesOf(shape);
-  Value off = g.c64(0);
-  for (auto [t, expr] : llvm::enumerate(map.getResults())) {
-    MapResult r = decodeMapResult(expr);
-    if (r.isZero())
-      continue;
-    Value i = dims[r.dim];
-    if (r.divisor > 1)
-      i = g.udiv(i, g.c64(r.divisor));
-    off = g.add(off, g.mul(i, g.c64(strides[t])));
-  }
-  return off;
-}
-
-Value ReduceEmitter::loadElement(Value base, Type t, Value off) {
-  if (t.isInteger(4)) {
-    // A packed i4 element: its byte's low or high nibble.
-    Value byte = g.load(g.i8, g.gep(base, g.lshr(off, g.c64(1))), 1, true);
-    Value shift = g.trunc(g.i8, g.shl(g.band(off, g.c64(1)), g.c64(2)));
-    return g.trunc(t, g.lshr(byte, shift));
-  }
-  return g.load(t, g.gep(base, g.mul(off, g.c64(bytesOf(t)))), bytesOf(t),
-                true);
-}
 
 LogicalResult ReduceEmitter::emit() {
   unsigned numIn = op.getInputs().size(), numEp = op.getEpilogueInputs().size();
@@ -124,20 +91,14 @@ LogicalResult ReduceEmitter::emit() {
     Value row = g.zext64(g.add(firstRow, g.c32(i)));
     g.ifThen(g.cmp(Pred::ult, row, g.c64(rows)), [&] {
       // The row's index in the result (its last dimension is 1).
-      SmallVector<Value> dims(res.size());
-      Value rest = row;
-      for (int t = int(res.size()) - 1; t >= 0; --t) {
-        dims[t] = t == 0 ? rest : g.urem(rest, g.c64(res[t]));
-        if (t > 0)
-          rest = g.udiv(rest, g.c64(res[t]));
-      }
+      SmallVector<Value> dims = unflatten(row, res);
       // Inputs constant along K: once per row.
       SmallVector<Value> fixed(numIn);
       dims.back() = g.c64(0);
       for (unsigned j = 0; j < numIn; ++j)
         if (constantAlongK(maps[j]))
           fixed[j] = loadElement(param(j), inElem[j],
-                                 offsetOf(maps[j], inShape[j], dims));
+                                 mapOffset(maps[j], inShape[j], dims));
       Value laneK = g.mul(g.zext64(lane), g.c64(vec));
       // The lane's steps (k = laneK + j * 32 * vec), `unroll` of them
       // loaded before the first is used: one row's loads in flight at once
@@ -159,7 +120,7 @@ LogicalResult ReduceEmitter::emit() {
         for (unsigned j = 0; j < numIn; ++j) {
           if (fixed[j])
             continue;
-          l.base[j] = offsetOf(maps[j], inShape[j], d);
+          l.base[j] = mapOffset(maps[j], inShape[j], d);
           if (vectorized(j))
             l.raw[j] = loadRaw(
                 g.gep(param(j), g.mul(l.base[j], g.c64(bytesOf(inElem[j])))),
@@ -183,7 +144,7 @@ LogicalResult ReduceEmitter::emit() {
               args.push_back(loadElement(
                   param(j), inElem[j],
                   runsAlongK(maps[j]) ? g.add(l.base[j], g.c64(e))
-                                      : offsetOf(maps[j], inShape[j], de)));
+                                      : mapOffset(maps[j], inShape[j], de)));
             }
           }
           acc = g.fadd(acc, emitBlock(op.getBody().front(), args));
@@ -212,11 +173,11 @@ LogicalResult ReduceEmitter::emit() {
           Type t = elementTypeOf(op.getEpilogueInputs()[j]);
           args.push_back(
               loadElement(param(numIn + j), t,
-                          offsetOf(epMaps[j],
-                                   cast<RankedTensorType>(
-                                       op.getEpilogueInputs()[j].getType())
-                                       .getShape(),
-                                   dims)));
+                          mapOffset(epMaps[j],
+                                    cast<RankedTensorType>(
+                                        op.getEpilogueInputs()[j].getType())
+                                        .getShape(),
+                                    dims)));
         }
         Value r = emitBlock(op.getEpilogue().front(), args);
         g.store(
