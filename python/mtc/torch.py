@@ -16,6 +16,10 @@
   ``WoqLinear``, which shares the module's tensors, and every gpt-fast
   ``WeightOnlyInt4Linear`` with ``Int4Linear``, which holds its tensors
   repacked once from tinygemm's layout; it compiles each distinct shape once.
+- ``quantize_(model, "int8" | "int4", group_size=128, filter_fn=None)``
+  quantizes a model's plain ``nn.Linear`` layers in place onto
+  ``WoqLinear`` / ``Int4Linear`` (``mtc._quantize``), for models that were
+  not quantized gpt-fast's way (a Hugging Face model).
 - ``fuse_blocks(model)`` (after ``swap``, or on gpt-fast's int8 model)
   routes the feed-forward half of every gpt-fast ``TransformerBlock`` (its
   RMSNorm, SwiGLU and residual around three int8 linears) through
@@ -46,6 +50,8 @@ from ._int4 import (check_int4_args, check_int4_tensors, dequantize_int4,
                     int4_linear_eager, int4_module_shape, is_int4_module,
                     pack_int4, repack_gpt_fast_int4, tinygemm_nibbles,
                     unpack_int4)
+from ._quantize import (QUANTIZE_KINDS, QuantizeReport, quantize_,
+                        quantize_int4, quantize_int8)
 from ._tools import MtcError
 from ._torch_base import (DEFAULT_BUCKETS, DEFAULT_MAX_PROBES, HAS_CUSTOM_OP,
                           KINDS, Kernels, LayerKey, ShapeKey, _DTYPES,
@@ -63,6 +69,8 @@ __all__ = [
     "int4_linear_eager", "int4_module_shape", "is_int4_module",
     "is_woq_module", "kernels", "pack_int4", "repack_gpt_fast_int4", "swap",
     "tinygemm_nibbles", "unpack_int4", "woq_int4_linear", "woq_linear",
+    "QUANTIZE_KINDS", "QuantizeReport", "quantize_", "quantize_int4",
+    "quantize_int8",
 ]
 
 #===----------------------------------------------------------------------===#
@@ -198,7 +206,8 @@ def woq_int4_linear(x: torch.Tensor, weight: torch.Tensor,
 class WoqLinear(torch.nn.Module):
     """A weight-only int8 linear layer on mtc kernels. It holds the very
     tensors it is given (``weight`` int8 [N, K], ``scales`` [N], optional
-    ``bias`` [N]) under those names, so state dicts keep their keys."""
+    ``bias`` [N]) under those names, so state dicts keep their keys. Off
+    CUDA (a model on the CPU) it computes its formula with PyTorch."""
 
     def __init__(self, weight, scales, bias=None):
         super().__init__()
@@ -210,6 +219,9 @@ class WoqLinear(torch.nn.Module):
         self.register_buffer("bias", bias)
 
     def forward(self, x):
+        if x.device.type != "cuda":  # no mtc kernels: the eager formula
+            out = F.linear(x, self.weight.to(x.dtype)) * self.scales
+            return out + self.bias if self.bias is not None else out
         return woq_linear(x, self.weight, self.scales, self.bias)
 
     def extra_repr(self):
@@ -296,6 +308,9 @@ class Int4Linear(torch.nn.Module):
                     f"x: expected shape [..., {self.origin_in_features}] "
                     f"(origin_in_features), got {list(x.shape)}")
             x = F.pad(x, (0, self.in_features - self.origin_in_features))
+        if x.device.type != "cuda":  # no mtc kernels: the eager formula
+            return int4_linear_eager(x, self.weight, self.scales, self.zeros,
+                                     self.groupsize, self.bias)
         return woq_int4_linear(x, self.weight, self.scales, self.zeros,
                                self.groupsize, self.bias)
 

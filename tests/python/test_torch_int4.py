@@ -242,13 +242,17 @@ def test_int4_module_holds_its_tensors():
     assert "in_features=64, out_features=16, groupsize=32, bias=False" in \
         repr(m)
     assert not mt.is_int4_module(m) and not mt.is_woq_module(m)
-    with pytest.raises(ValueError, match="x: mtc runs on CUDA tensors"):
-        m(torch.randn(2, 64))  # cast to bf16, then the device check
+    # Off CUDA the module computes its formula with PyTorch (x cast to bf16).
+    x = torch.randn(2, 64)
+    assert torch.equal(m(x), mt.int4_linear_eager(
+        x.to(BF16), kw["weight"], kw["scales"], kw["zeros"], 32))
     padded = mt.Int4Linear(kw["weight"], kw["scales"], kw["zeros"], 32,
                            origin_in_features=60)
     assert "origin_in_features=60" in repr(padded)
-    with pytest.raises(ValueError, match="x: mtc runs on CUDA tensors"):
-        padded(torch.randn(2, 60, dtype=BF16))  # padded to 64 first
+    x = torch.randn(2, 60, dtype=BF16)  # padded to 64 first
+    assert torch.equal(padded(x), mt.int4_linear_eager(
+        torch.nn.functional.pad(x, (0, 4)), kw["weight"], kw["scales"],
+        kw["zeros"], 32))
     with pytest.raises(ValueError, match=re.escape(
             "x: expected shape [..., 60] (origin_in_features), got [2, 64]")):
         padded(torch.randn(2, 64, dtype=BF16))
