@@ -13,7 +13,10 @@ statistic a row reduction, the scaling the projections' prologue at M = 1,
 SwiGLU and the residual in epilogues; examples/decoder_ffn.graph). Row
 counts up to the largest bucket run mtc's kernels; beyond, PyTorch's eager
 formulas. ``fuse_blocks(model)`` routes every gpt-fast ``TransformerBlock``
-whose feed-forward linears are int8 (gpt-fast's or mtc's) through it.
+whose feed-forward linears are int8 (gpt-fast's or mtc's) through it, and
+the norm and mlp of every Hugging Face Llama-style decoder layer quantized
+by ``quantize_`` (without the residual, which the layer's forward adds:
+``residual=False``).
 """
 import threading
 from typing import Dict, Tuple
@@ -30,10 +33,13 @@ _artifacts: Dict[Tuple, Artifact] = {}
 _lock = threading.Lock()
 
 
-def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float) -> str:
+def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float,
+              residual: bool = True) -> str:
     """The graph of fused_ffn for model width ``d``, hidden width ``h`` and
-    activations of ``dtype`` ("bf16" or "f16"), over a symbolic M."""
+    activations of ``dtype`` ("bf16" or "f16"), over a symbolic M; without
+    ``residual``, the feed-forward half's output without ``h +``."""
     t = dtype
+    out = "  out = add(x, dd)\n  return out" if residual else "  return dd"
     return f"""graph {name}(x: {t}[M, {d}], g: {t}[{d}],
     w1: i8[{h}, {d}], s1: {t}[{h}], w3: i8[{h}, {d}], s3: {t}[{h}],
     w2: i8[{d}, {h}], s2: {t}[{d}]) -> {t}[M, {d}] {{
@@ -56,13 +62,13 @@ def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float) -> str:
   w2f = convert(w2, {t})
   d0 = linear(a, w2f)
   dd = mul(d0, s2)
-  out = add(x, dd)
-  return out
+{out}
 }}
 """
 
 
-def fused_ffn_eager(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
+def fused_ffn_eager(h, norm_weight, eps, w1, s1, w3, s3, w2, s2,
+                    residual=True):
     """fused_ffn with PyTorch's operations (gpt-fast's formulas)."""
     hf = h.float()
     n = (hf * torch.rsqrt(torch.mean(hf * hf, dim=-1, keepdim=True) + eps)
@@ -70,7 +76,8 @@ def fused_ffn_eager(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
 
     def lin(x, w, s):
         return F.linear(x, w.to(x.dtype)) * s
-    return h + lin(F.silu(lin(n, w1, s1)) * lin(n, w3, s3), w2, s2)
+    out = lin(F.silu(lin(n, w1, s1)) * lin(n, w3, s3), w2, s2)
+    return h + out if residual else out
 
 
 def check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
@@ -110,8 +117,8 @@ def check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
     return d, hid
 
 
-def _artifact(dev, d, hid, dtype, eps):
-    key = (dev, d, hid, dtype, eps)
+def _artifact(dev, d, hid, dtype, eps, residual):
+    key = (dev, d, hid, dtype, eps, residual)
     a = _artifacts.get(key)
     if a is not None:
         return a
@@ -123,9 +130,10 @@ def _artifact(dev, d, hid, dtype, eps):
     with _lock:
         if key not in _artifacts:
             arch, _ = _device_arch(dev)
-            name = f"ffn_{d}x{hid}_{dtype}"
+            name = f"ffn_{d}x{hid}_{dtype}" + ("" if residual else "_nores")
             paths = compiler.compile_graphs(
-                {name: ffn_graph(name, d, hid, dtype, eps)}, DEFAULT_BUCKETS,
+                {name: ffn_graph(name, d, hid, dtype, eps, residual)},
+                DEFAULT_BUCKETS,
                 arch=arch, progress=None)
             with torch.cuda.device(dev):
                 torch.cuda.synchronize()
@@ -133,7 +141,7 @@ def _artifact(dev, d, hid, dtype, eps):
     return _artifacts[key]
 
 
-def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
+def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual):
     d, hid = check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2)
     lead = tuple(h.shape[:-1])
     m = 1
@@ -142,10 +150,10 @@ def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
     args = (w1, s1, w3, s3, w2, s2)
     if (h.device.type != "cuda" or m == 0 or m > DEFAULT_BUCKETS[-1] or
             not all(t.is_contiguous() for t in (norm_weight,) + args)):
-        return fused_ffn_eager(h, norm_weight, eps, *args)
+        return fused_ffn_eager(h, norm_weight, eps, *args, residual=residual)
     dev = h.device.index if h.device.index is not None else \
         torch.cuda.current_device()
-    art = _artifact(dev, d, hid, _DTYPES[h.dtype], eps)
+    art = _artifact(dev, d, hid, _DTYPES[h.dtype], eps, residual)
     bucket = art.bucket_for(m)
     x2 = h.reshape(m, d).contiguous()
     if bucket != m:
@@ -161,22 +169,27 @@ if HAS_CUSTOM_OP:
     @torch.library.custom_op("mtc::fused_ffn", mutates_args=())
     def _fused_ffn_op(h: torch.Tensor, norm_weight: torch.Tensor, eps: float,
                       w1: torch.Tensor, s1: torch.Tensor, w3: torch.Tensor,
-                      s3: torch.Tensor, w2: torch.Tensor,
-                      s2: torch.Tensor) -> torch.Tensor:
-        return _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2)
+                      s3: torch.Tensor, w2: torch.Tensor, s2: torch.Tensor,
+                      residual: bool = True) -> torch.Tensor:
+        return _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2,
+                          residual)
 
     @_fused_ffn_op.register_fake
-    def _(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
+    def _(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual=True):
         return torch.empty_like(h)
 
 
-def fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
+def fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual=True):
     """See the module's docstring: h [..., D] bf16 or f16; norm_weight [D]
-    and the scales of h's dtype; w1, w3 int8 [H, D], w2 int8 [D, H]."""
+    and the scales of h's dtype; w1, w3 int8 [H, D], w2 int8 [D, H]. With
+    ``residual=False`` it returns the feed-forward half without ``h +``."""
+    if not isinstance(residual, bool):
+        raise TypeError(f"residual: expected a bool, got "
+                        f"{type(residual).__name__}")
     if HAS_CUSTOM_OP and torch.compiler.is_compiling():
         return torch.ops.mtc.fused_ffn(h, norm_weight, eps, w1, s1, w3, s3,
-                                       w2, s2)
-    return _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2)
+                                       w2, s2, residual)
+    return _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual)
 
 
 def _int8_parts(linear):
@@ -220,30 +233,121 @@ class _FusedFfnBlock:
                          ff.w3.scales, ff.w2.weight, ff.w2.scales)
 
 
-_classes: Dict[type, type] = {}
+def _hf_mlp_parts(layer):
+    """(norm, eps) of a Hugging Face Llama-style decoder layer's feed-forward
+    half (``post_attention_layernorm``, then ``mlp`` with ``gate_proj``,
+    ``up_proj``, ``down_proj`` and SiLU), or a reason it has none."""
+    norm, mlp = layer.post_attention_layernorm, layer.mlp
+    names = ("gate_proj", "up_proj", "down_proj")
+    if any(_int8_parts(getattr(mlp, n, None)) is None for n in names):
+        return None, ("its mlp's gate_proj, up_proj and down_proj are not "
+                      "int8 per channel (mtc.torch.quantize_(model, 'int8') "
+                      "makes them so)")
+    act = getattr(mlp, "act_fn", None)
+    if type(act).__name__ not in ("SiLU", "SiLUActivation"):
+        return None, (f"its mlp's act_fn is {type(act).__name__}, not SiLU")
+    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
+    w = getattr(norm, "weight", None)
+    if not isinstance(eps, float) or not isinstance(w, torch.Tensor):
+        return None, ("its post_attention_layernorm has no weight and float "
+                      "epsilon (an RMSNorm's)")
+    return (norm, eps), None
+
+
+class _PassNorm:
+    """Mixed into a decoder layer's post_attention_layernorm by fuse_blocks:
+    the norm runs inside the fused mlp, so the layer's call of it passes its
+    input on."""
+
+    def forward(self, x):
+        return x
+
+
+class _FusedMlp:
+    """Mixed into a decoder layer's mlp by fuse_blocks: the norm before it,
+    SwiGLU and the int8 linears as one fused_ffn without the residual (the
+    layer adds it)."""
+
+    def forward(self, x):
+        norm, eps = self._mtc_norm
+        return fused_ffn(x, norm.weight, eps, self.gate_proj.weight,
+                         self.gate_proj.scales, self.up_proj.weight,
+                         self.up_proj.scales, self.down_proj.weight,
+                         self.down_proj.scales, residual=False)
+
+
+@torch.no_grad()
+def _fuse_hf_layer(layer, norm, eps):
+    """Swaps the classes of ``layer``'s norm and mlp after checking, on 3
+    random rows, that the fused mlp computes what the two did; returns a
+    reason where it does not (and leaves the layer alone)."""
+    mlp = layer.mlp
+    d = norm.weight.shape[0]
+    gen = torch.Generator(device=norm.weight.device).manual_seed(0)
+    x = torch.randn(3, d, generator=gen, device=norm.weight.device,
+                    dtype=norm.weight.dtype)
+    ref = mlp(norm(x)).float()
+    object.__setattr__(mlp, "_mtc_norm", (norm, eps))
+    try:
+        out = _FusedMlp.forward(mlp, x).float()
+    except (TypeError, ValueError) as e:
+        return f"fused_ffn refuses its tensors: {e}"
+    err = (out - ref).abs().max().item() / (ref.abs().max().item() or 1.0)
+    if err > 2e-2:
+        return (f"its norm and mlp do not compute RMSNorm then SwiGLU (max "
+                f"rel err {err:.2e} against the fused graph)")
+    norm.__class__ = _subclass(type(norm), _PassNorm)
+    mlp.__class__ = _subclass(type(mlp), _FusedMlp)
+    return None
+
+
+_classes: Dict[Tuple[type, type], type] = {}
+
+
+def _subclass(cls, mixin):
+    if (cls, mixin) not in _classes:
+        _classes[cls, mixin] = type(cls.__name__, (mixin, cls), {})
+    return _classes[cls, mixin]
 
 
 def fuse_blocks(model: torch.nn.Module):
-    """Routes the feed-forward half of every gpt-fast ``TransformerBlock``
-    of ``model`` with int8 linears through ``fused_ffn`` (in place: the
-    block's class becomes a subclass with that forward; its modules and
-    state dict stay). Returns (fused, left): the number of blocks fused and
-    a list of (name, reason) for the blocks left alone."""
+    """Routes the feed-forward half of every decoder block of ``model`` whose
+    feed-forward linears are int8 per channel through ``fused_ffn``, in
+    place (modules and state dict stay; their classes become subclasses):
+
+    - gpt-fast's ``TransformerBlock``: its forward computes the attention
+      half as gpt-fast does, then norm, SwiGLU and the residual as one graph;
+    - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
+      and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
+      quantized by ``quantize_``): its mlp computes the norm and SwiGLU as
+      one graph and its norm passes its input on; the layer's own forward
+      (attention, residuals, caches) is untouched. Each such layer is first
+      checked on 3 random rows against its unfused modules.
+
+    Returns (fused, left): the number of blocks fused and a list of (name,
+    reason) for the blocks left alone."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got "
                         f"{type(model).__name__}")
     fused, left = 0, []
     for name, m in model.named_modules():
-        if type(m).__name__ != "TransformerBlock" or \
-                isinstance(m, _FusedFfnBlock):
+        if isinstance(m, _FusedFfnBlock) or \
+                isinstance(getattr(m, "mlp", None), _FusedMlp):
             continue
-        why = _block_ffn_parts(m)
+        if type(m).__name__ == "TransformerBlock":
+            why = _block_ffn_parts(m)
+            if not why:
+                m.__class__ = _subclass(type(m), _FusedFfnBlock)
+        elif isinstance(getattr(m, "post_attention_layernorm", None),
+                        torch.nn.Module) and \
+                isinstance(getattr(m, "mlp", None), torch.nn.Module):
+            parts, why = _hf_mlp_parts(m)
+            if parts:
+                why = _fuse_hf_layer(m, *parts)
+        else:
+            continue
         if why:
             left.append((name, why))
-            continue
-        cls = type(m)
-        if cls not in _classes:
-            _classes[cls] = type(cls.__name__, (_FusedFfnBlock, cls), {})
-        m.__class__ = _classes[cls]
-        fused += 1
+        else:
+            fused += 1
     return fused, left

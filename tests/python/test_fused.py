@@ -156,9 +156,10 @@ def test_fused_ffn_eager_matches_gpt_fast():
     assert torch.equal(mt.fused_ffn(**a), h + ff(block.ffn_norm(h)))
 
 
-def test_ffn_graph_compiles(tmp_path):
+@pytest.mark.parametrize("residual", [True, False])
+def test_ffn_graph_compiles(tmp_path, residual):
     path = tmp_path / "ffn.graph"
-    path.write_text(mt.ffn_graph("ffn", D, H, "bf16", 1e-5))
+    path.write_text(mt.ffn_graph("ffn", D, H, "bf16", 1e-5, residual))
     out = subprocess.run([mtc.find_binary(), "compile", str(path), "--bind",
                           "M=1", "-o", str(tmp_path / "out")],
                          capture_output=True, text=True)
