@@ -6,7 +6,7 @@
 #   bench/device.sh [OPTIONS] SUB-COMMAND [ARGS] [SUB-COMMAND [ARGS]]...
 #   bench/device.sh grid --ms LIST [--shapes LIST] TEMPLATE   (no GPU)
 #   bench/device.sh --help | SUB-COMMAND --help   (no GPU; matrix, compare,
-#                                  tests, routing, ffn, e2e show their tool's help)
+#                                  tests, routing, ffn, hf, e2e show their tool's help)
 #
 # Sub-commands run in the order given; an argument that is a sub-command's
 # name starts the next one. Every sub-command line is checked before the
@@ -72,6 +72,9 @@
 #                    feed-forward half (norm, SwiGLU, residual) as
 #                    Inductor, mtc's linears in Inductor, and mtc's fused
 #                    graph -> ffn.{jsonl,md,txt}
+#   hf [ARGS]        bench/e2e/hf_llama.py --out OUT ARGS: Hugging Face
+#                    Llama generate() in bf16, PyTorch's int8 and mtc's
+#                    int8 (plain and fused) and int4 -> hf.{jsonl,md,txt}
 #   e2e [ARGS]       bench/e2e/gpt_fast.py --gpt-fast DIR --out OUT ARGS:
 #                    gpt-fast's int8 Llama (int4: --mode int4 --groupsize
 #                    G) as shipped and on mtc kernels ->
@@ -106,7 +109,7 @@ set -uo pipefail
 
 CALLER=$PWD
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || exit 2
-SUBCOMMANDS=" matrix compare points tune ncu bench tests routing ffn e2e "
+SUBCOMMANDS=" matrix compare points tune ncu bench tests routing ffn hf e2e "
 NCU_SECTIONS=SpeedOfLight,MemoryWorkloadAnalysis,WarpStateStats,ComputeWorkloadAnalysis,Occupancy
 
 usage() { sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"; }
@@ -233,6 +236,12 @@ cmd_ffn() {
   tool_help bench/e2e/ffn_block.py "$@"
   [ -n "$CHECK" ] && return
   python3 bench/e2e/ffn_block.py --out "$OUT" "$@" 2>&1 | tee "$OUT/ffn.txt"
+}
+
+cmd_hf() {
+  tool_help bench/e2e/hf_llama.py "$@"
+  [ -n "$CHECK" ] && return
+  python3 bench/e2e/hf_llama.py --out "$OUT" "$@" 2>&1 | tee "$OUT/hf.txt"
 }
 
 cmd_e2e() {
