@@ -56,7 +56,7 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
   module->push_back(func.clone());
   PassManager fusion(ctx);
-  buildFusionPipeline(fusion);
+  buildFusionPipeline(fusion, options.explainFusion);
   if (failed(fusion.run(*module)))
     return internalError("fusion failed for graph '" + func.getSymName() + "'");
   SmallVector<Operation *> ops = kernelOps(onlyFunc(*module));

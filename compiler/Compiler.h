@@ -25,6 +25,8 @@ namespace mtc {
 struct CompileOptions {
   std::string arch = "sm_90";
   bool fastDequant = true;
+  /// mtc-fuse's remarks: what each kernel fused, why values stay apart.
+  bool explainFusion = false;
   /// The graph file, for manifests and dump headers.
   std::string sourceName;
   /// File stem of the outputs ("<graph>", or "<graph>.M4" for a bucket);

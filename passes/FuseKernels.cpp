@@ -193,19 +193,6 @@ bool willBeAbsorbed(ElementwiseOp op) {
                              mapsOf(consumer.getIndexingMaps()), v, op));
 }
 
-/// Whether inlining `prod` into `consumer` would run a math op (rsqrt,
-/// exp) once per element of a larger space than `prod`'s: a norm's
-/// rsqrt of a row statistic stays per row (and joins the reduction's
-/// epilogue) instead of running for every element it scales.
-bool recomputesMath(ElementwiseOp prod, ElementwiseOp consumer) {
-  if (numElementsOf(cast<RankedTensorType>(prod.getType())) >=
-      numElementsOf(cast<RankedTensorType>(consumer.getType())))
-    return false;
-  return llvm::any_of(prod.getBody().front(), [](Operation &o) {
-    return o.getDialect() && o.getDialect()->getNamespace() == "math";
-  });
-}
-
 struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
   FuseElementwiseProducer(MLIRContext *ctx, Pass::Statistic &stat,
                           MergeLists &lists)
@@ -329,6 +316,8 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     lists.finish(func);
     if (failed(merged))
       return signalPassFailure();
+    if (explain)
+      explainFusion(func);
 
     // 3. Every output in its own buffer written by a kernel.
     Operation *ret = func.getReturn();

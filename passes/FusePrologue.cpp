@@ -31,12 +31,8 @@ using namespace mtc;
 using namespace mtc::fusion;
 using namespace mtc::kernel;
 
-namespace {
-
-/// Why `op`'s activations cannot take a prologue from `prod` (empty: they
-/// can), and which of `prod`'s inputs becomes A.
-std::string prologueBlocker(ContractOp op, ElementwiseOp prod,
-                            unsigned &source) {
+std::string mtc::fusion::prologueBlocker(ContractOp op, ElementwiseOp prod,
+                                         unsigned &source) {
   auto aType = cast<RankedTensorType>(op.getA().getType());
   if (!op.getAInputs().empty())
     return "it has a prologue already";
@@ -64,6 +60,8 @@ std::string prologueBlocker(ContractOp op, ElementwiseOp prod,
     return "it reads nothing but A";
   return "";
 }
+
+namespace {
 
 struct FoldActivationPrologue : OpRewritePattern<ContractOp> {
   FoldActivationPrologue(MLIRContext *ctx, Pass::Statistic &stat,

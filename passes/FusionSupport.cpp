@@ -115,3 +115,12 @@ void mtc::fusion::extendEpilogue(PatternRewriter &rw, Location loc, Region &to,
   YieldOp::create(rw, loc, r);
   rw.eraseOp(oldYield);
 }
+
+bool mtc::fusion::recomputesMath(ElementwiseOp prod, ElementwiseOp consumer) {
+  if (numElementsOf(cast<RankedTensorType>(prod.getType())) >=
+      numElementsOf(cast<RankedTensorType>(consumer.getType())))
+    return false;
+  return llvm::any_of(prod.getBody().front(), [](Operation &o) {
+    return o.getDialect() && o.getDialect()->getNamespace() == "math";
+  });
+}

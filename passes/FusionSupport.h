@@ -11,6 +11,8 @@
 
 #include "passes/KernelBuilder.h"
 
+#include "dialects/Graph/GraphOps.h"
+
 namespace mtc::fusion {
 
 /// The consumer's inputs with `v` replaced by the producer's inputs (maps
@@ -59,6 +61,23 @@ void extendEpilogue(mlir::PatternRewriter &rw, mlir::Location loc,
                     mlir::Region &to, mlir::Region &from, const InputList &ep,
                     unsigned numOld, llvm::ArrayRef<int> consumerArg,
                     kernel::ElementwiseOp consumer);
+
+/// Whether inlining `prod` into `consumer` would run a math op (rsqrt,
+/// exp) once per element of a larger space than `prod`'s: a norm's
+/// rsqrt of a row statistic stays per row (and joins the reduction's
+/// epilogue) instead of running for every element it scales.
+bool recomputesMath(kernel::ElementwiseOp prod, kernel::ElementwiseOp consumer);
+
+/// Why `op`'s activations cannot take `prod` as a prologue (empty: they
+/// can), and which of `prod`'s inputs becomes A (FusePrologue.cpp).
+std::string prologueBlocker(kernel::ContractOp op, kernel::ElementwiseOp prod,
+                            unsigned &source);
+
+/// mtc-fuse's explanation (`explain=true`, `mtc compile --explain-fusion`;
+/// ExplainFusion.cpp): after fusion, a remark for every kernel of `func`
+/// (the graph nodes it computes, and how) and for every value one kernel
+/// writes and another reads back (the rule that kept them apart).
+void explainFusion(graph::FuncOp func);
 
 } // namespace mtc::fusion
 

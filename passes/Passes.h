@@ -30,7 +30,8 @@ struct PipelineOptions {
 
 /// The pipeline's stages, in order (see Pipeline.cpp).
 /// Graph dialect -> kernel ops (canonicalize, mtc-fuse); no schedules yet.
-void buildFusionPipeline(mlir::OpPassManager &pm);
+/// With `explain`, mtc-fuse emits its remarks (ExplainFusion.cpp).
+void buildFusionPipeline(mlir::OpPassManager &pm, bool explain = false);
 /// Kernel ops -> scheduled kernel ops (mtc-assign-schedules).
 void buildSchedulePipeline(mlir::OpPassManager &pm,
                            const PipelineOptions &options = {});

@@ -42,6 +42,11 @@ def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
   let dependentDialects = ["::mtc::kernel::KernelDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect"];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per kernel (its nodes) and per value written "
+           "between kernels (why it was not fused)">
+  ];
   let statistics = [
     Statistic<"numContractions", "contractions", "Contraction kernels formed">,
     Statistic<"numFusedConverts", "fused-operand-conversions",

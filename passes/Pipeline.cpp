@@ -21,9 +21,11 @@ using namespace mlir;
 
 namespace mtc {
 
-void buildFusionPipeline(OpPassManager &pm) {
+void buildFusionPipeline(OpPassManager &pm, bool explain) {
   pm.addPass(createCanonicalizerPass());
-  pm.nest<graph::FuncOp>().addPass(createFuseKernels());
+  FuseKernelsOptions fuse;
+  fuse.explain = explain;
+  pm.nest<graph::FuncOp>().addPass(createFuseKernels(fuse));
 }
 
 void buildSchedulePipeline(OpPassManager &pm, const PipelineOptions &options) {

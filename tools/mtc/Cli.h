@@ -53,6 +53,7 @@ extern cl::opt<std::string> arch;
 extern cl::list<std::string> graphNames;
 extern cl::list<std::string> binds;
 extern cl::opt<bool> noFastDequant;
+extern cl::opt<bool> explainFusion;
 extern cl::list<std::string> scheduleFlags;
 extern cl::opt<bool> check;
 extern cl::opt<uint64_t> seed;
@@ -156,6 +157,7 @@ struct Input {
     o.schedules = schedules;
     o.arch = arch;
     o.fastDequant = !noFastDequant;
+    o.explainFusion = explainFusion;
     o.sourceName = inputFile;
     o.outputName = t.name;
     o.bindings = bindings().at(t.bucket);

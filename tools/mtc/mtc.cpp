@@ -66,6 +66,11 @@ cl::list<std::string> binds("bind",
                             cl::value_desc("NAME=N"), cl::CommaSeparated,
                             cl::sub(compileCmd), cl::sub(runCmd),
                             cl::sub(benchCmd), cl::sub(tuneCmd));
+cl::opt<bool> explainFusion(
+    "explain-fusion",
+    cl::desc("Print a remark per kernel (the graph nodes it computes) and "
+             "per value written between kernels (why it was not fused)"),
+    cl::sub(compileCmd));
 cl::opt<bool> noFastDequant(
     "no-fast-dequant",
     cl::desc("Convert int8 with cvt instructions instead of byte permutes"),

@@ -1,0 +1,187 @@
+//===- ExplainFusion.cpp - What mtc-fuse fused, and why not the rest ------===//
+//
+// `mtc-fuse{explain=true}` (`mtc compile --explain-fusion`) runs this after
+// fusion. It emits, as remarks at the graph's own locations:
+//   - per kernel: its index (as the manifest numbers kernels), its op, the
+//     graph nodes it computes and where they went (the activations'
+//     prologue, the weight's side, the epilogue);
+//   - per value that one kernel writes to memory and another reads back:
+//     its size and the rule that kept the two kernels apart.
+// The reasons come from the rules' own predicates where the rules have them
+// (prologueBlocker, recomputesMath) and otherwise restate the pattern's
+// condition; docs/dialects/kernel.md gives the cost reasoning behind each.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/FusionSupport.h"
+
+#include "dialects/Graph/GraphOps.h"
+#include "dialects/Kernel/KernelOps.h"
+
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::fusion;
+using namespace mtc::kernel;
+
+namespace {
+
+std::string typeText(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(t.getShape(), os);
+  os << "] " << t.getElementType();
+  int64_t bits = numElementsOf(t) * t.getElementTypeBitWidth();
+  int64_t bytes = bits / 8;
+  if (bytes >= 4096)
+    os << ", " << bytes / 1024 << " KiB";
+  else
+    os << ", " << bytes << " B";
+  return s;
+}
+
+ArrayRef<Attribute> nodesOf(Operation *op) {
+  auto nodes = op->getAttrOfType<ArrayAttr>("nodes");
+  return nodes ? nodes.getValue() : ArrayRef<Attribute>();
+}
+
+std::string nodeList(Operation *op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(nodesOf(op), os, [&](Attribute a) {
+    os << cast<StringAttr>(a).getValue();
+  });
+  return s;
+}
+
+/// The name of the value a kernel writes: its last node.
+StringRef resultName(Operation *op) {
+  ArrayRef<Attribute> nodes = nodesOf(op);
+  return nodes.empty() ? StringRef("?")
+                       : cast<StringAttr>(nodes.back()).getValue();
+}
+
+StringRef opName(Operation *op) { return op->getName().stripDialect(); }
+
+/// Where a kernel's remarks point: the node that computes its result (the
+/// last location of a fused one).
+Location anchor(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return fused.getLocations().back();
+  return loc;
+}
+
+void describe(Operation *op, unsigned index) {
+  InFlightDiagnostic d = emitRemark(anchor(op));
+  size_t n = nodesOf(op).size();
+  d << "kernel " << index << " (" << opName(op) << ") computes " << n
+    << (n == 1 ? " node: " : " nodes: ") << nodeList(op);
+  if (auto c = dyn_cast<ContractOp>(op)) {
+    if (!c.getAInputs().empty())
+      d << "; the activations' prologue reads " << c.getAInputs().size()
+        << " more input(s)";
+    if (!c.getBInputs().empty())
+      d << "; the weight's side dequantizes with " << c.getBInputs().size()
+        << " input(s) read per row or group";
+    if (!c.getEpilogueInputs().empty())
+      d << "; its epilogue reads " << c.getEpilogueInputs().size()
+        << " input(s)";
+  } else if (auto r = dyn_cast<ReduceOp>(op)) {
+    if (!r.getEpilogueInputs().empty())
+      d << "; its epilogue reads " << r.getEpilogueInputs().size()
+        << " input(s)";
+  }
+}
+
+/// Why the value `v` that `prod` writes is read back by `reader` rather
+/// than fused into it; `readers` is every kernel that reads it.
+std::string whyApart(Operation *prod, Operation *reader, Value v,
+                     ArrayRef<Operation *> readers, bool returned) {
+  auto shapeOf = [](Value x) {
+    return cast<RankedTensorType>(x.getType()).getShape();
+  };
+  if (returned)
+    return "it is a graph output, written whatever reads it";
+  if (auto c = dyn_cast<ContractOp>(reader)) {
+    auto e = dyn_cast<ElementwiseOp>(prod);
+    if (e && v == c.getA()) {
+      unsigned source = 0;
+      std::string why = prologueBlocker(c, e, source);
+      if (!why.empty())
+        return "no activation prologue: " + why;
+    }
+    if (isa<ReduceOp>(prod) && llvm::is_contained(c.getAInputs(), v))
+      return "the contraction's prologue reads it once per row: a row "
+             "statistic must be complete before the row is scaled, and "
+             "deriving it inside each block of the contraction is not done "
+             "yet";
+    if (isa<ContractOp>(prod) && llvm::is_contained(c.getEpilogueInputs(), v))
+      return "another contraction's epilogue reads it: joining two "
+             "contractions into one kernel (horizontal fusion) is not done "
+             "yet";
+    if (isa<ContractOp>(prod) && (v == c.getA() || v == c.getB()))
+      return "a contraction's result is the operand of the next contraction, "
+             "whose every output needs all of it (a dependency across "
+             "blocks)";
+  }
+  if (readers.size() > 1)
+    return std::to_string(readers.size()) +
+           " kernels read it: a value is computed once, not once per reader "
+           "(only plain conversions are recomputed)";
+  if (isa<ContractOp>(prod)) {
+    if (isa<ElementwiseOp>(reader) &&
+        shapeOf(v) != shapeOf(reader->getResult(0)))
+      return "the consumer's iteration space is not the contraction's "
+             "(an epilogue runs once per output element)";
+    return std::string("a contraction only takes elementwise consumers as its "
+                       "epilogue, not a ") +
+           opName(reader).str();
+  }
+  if (isa<ReduceOp>(prod) && isa<ElementwiseOp>(reader))
+    return "a row statistic that the consumer broadcasts along the row: "
+           "each row's statistic must be complete before its elements are "
+           "scaled (deriving it inside the consumer is not done yet)";
+  auto e = dyn_cast<ElementwiseOp>(prod);
+  auto r = dyn_cast<ElementwiseOp>(reader);
+  if (e && r && recomputesMath(e, r))
+    return "it runs a math op (rsqrt, exp) that the consumer would run once "
+           "per element of its larger space instead of once here";
+  return "no fusion rule joins a " + opName(prod).str() + " producer to this " +
+         opName(reader).str() + " here";
+}
+
+} // namespace
+
+void mtc::fusion::explainFusion(graph::FuncOp func) {
+  llvm::DenseMap<Operation *, unsigned> index;
+  SmallVector<Operation *> kernels;
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (isa<ContractOp, ElementwiseOp, ReduceOp>(op)) {
+      index[&op] = kernels.size();
+      kernels.push_back(&op);
+    }
+  for (Operation *op : kernels)
+    describe(op, index[op]);
+  Operation *ret = func.getReturn();
+  for (Operation *prod : kernels) {
+    Value v = prod->getResult(0);
+    llvm::SetVector<Operation *> readers;
+    bool returned = false;
+    for (Operation *user : v.getUsers()) {
+      if (user == ret)
+        returned = true;
+      else if (index.count(user))
+        readers.insert(user);
+    }
+    for (Operation *reader : readers)
+      emitRemark(anchor(prod))
+          << "'" << resultName(prod) << "' (" << typeText(v)
+          << ") is written by kernel " << index[prod] << " and read by kernel "
+          << index[reader] << ": "
+          << whyApart(prod, reader, v, readers.getArrayRef(), returned);
+  }
+}

@@ -1,0 +1,90 @@
+// RUN: %mtc-opt %s --mtc-fuse=explain=true -verify-diagnostics -o /dev/null
+
+// mtc-fuse's explanation (passes/ExplainFusion.cpp): a remark per kernel
+// (its nodes, and where they went) and per value written by one kernel and
+// read by another (the rule that kept them apart).
+
+// A Llama feed-forward half at M = 8: the norm's statistic is broadcast by
+// its scaling; the scaling is no prologue of the projections, which start on
+// mma; gate's result is read by up's epilogue (no horizontal fusion); the
+// SwiGLU product is the next contraction's operand.
+graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>, %s1: tensor<96xbf16>, %w3: tensor<96x64xi8>, %s3: tensor<96xbf16>, %w2: tensor<64x96xi8>, %s2: tensor<64xbf16>) -> tensor<8x64xbf16> {
+  %xf = graph.convert %x : tensor<8x64xbf16> -> tensor<8x64xf32>
+  %sq = graph.mul %xf, %xf : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
+  %ms = graph.mean %sq : tensor<8x64xf32> -> tensor<8x1xf32>
+  %eps = graph.constant 1.000000e-05 : tensor<1xf32>
+  %e = graph.add %ms, %eps : tensor<8x1xf32>, tensor<1xf32> -> tensor<8x1xf32>
+  // expected-remark@+2 {{kernel 0 (reduce) computes 6 nodes: xf, eps, sq, ms, e, r}}
+  // expected-remark@+1 {{'r' ([8, 1] f32, 32 B) is written by kernel 0 and read by kernel 1: a row statistic that the consumer broadcasts along the row}}
+  %r = graph.rsqrt %e : tensor<8x1xf32> -> tensor<8x1xf32>
+  %nf = graph.mul %xf, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
+  %nb = graph.convert %nf : tensor<8x64xf32> -> tensor<8x64xbf16>
+  // expected-remark@+3 {{kernel 1 (elementwise) computes 4 nodes: xf, nf, nb, n}}
+  // expected-remark@+2 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 1 and read by kernel 2: no activation prologue: the contraction starts on a tensor-core kind, where a prologue costs more than the kernel it replaces}}
+  // expected-remark@+1 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 1 and read by kernel 3: no activation prologue}}
+  %n = graph.mul %nb, %g : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
+  %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
+  // expected-remark@+2 {{kernel 2 (contract) computes 2 nodes: w1f, g0}}
+  // expected-remark@+1 {{'g0' ([8, 96] bf16, 1536 B) is written by kernel 2 and read by kernel 3: another contraction's epilogue reads it: joining two contractions into one kernel (horizontal fusion) is not done yet}}
+  %g0 = graph.linear %n, %w1f : tensor<8x64xbf16>, tensor<96x64xbf16> -> tensor<8x96xbf16>
+  %gs = graph.mul %g0, %s1 : tensor<8x96xbf16>, tensor<96xbf16> -> tensor<8x96xbf16>
+  %w3f = graph.convert %w3 : tensor<96x64xi8> -> tensor<96x64xbf16>
+  %u0 = graph.linear %n, %w3f : tensor<8x64xbf16>, tensor<96x64xbf16> -> tensor<8x96xbf16>
+  %u = graph.mul %u0, %s3 : tensor<8x96xbf16>, tensor<96xbf16> -> tensor<8x96xbf16>
+  %sg = graph.silu %gs : tensor<8x96xbf16> -> tensor<8x96xbf16>
+  // expected-remark@+2 {{kernel 3 (contract) computes 6 nodes: gs, w3f, u0, u, sg, a; its epilogue reads 3 input(s)}}
+  // expected-remark@+1 {{'a' ([8, 96] bf16, 1536 B) is written by kernel 3 and read by kernel 4: a contraction's result is the operand of the next contraction}}
+  %a = graph.mul %sg, %u : tensor<8x96xbf16>, tensor<8x96xbf16> -> tensor<8x96xbf16>
+  %w2f = graph.convert %w2 : tensor<64x96xi8> -> tensor<64x96xbf16>
+  %d0 = graph.linear %a, %w2f : tensor<8x96xbf16>, tensor<64x96xbf16> -> tensor<8x64xbf16>
+  // expected-remark@+1 {{kernel 4 (contract) computes 3 nodes: w2f, d0, dd; its epilogue reads 1 input(s)}}
+  %dd = graph.mul %d0, %s2 : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
+  graph.return %dd : tensor<8x64xbf16>
+}
+
+// At M = 1 the scaling is each projection's prologue, and the statistic is
+// read by the prologues.
+graph.func @prologue(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>) -> tensor<1x96xbf16> {
+  %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
+  %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
+  %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
+  // expected-remark@+2 {{kernel 0 (reduce) computes 4 nodes: xf, sq, ms, r}}
+  // expected-remark@+1 {{'r' ([1, 1] f32, 4 B) is written by kernel 0 and read by kernel 1: the contraction's prologue reads it once per row}}
+  %r = graph.rsqrt %ms : tensor<1x1xf32> -> tensor<1x1xf32>
+  %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
+  %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
+  %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
+  %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
+  // expected-remark@+1 {{kernel 1 (contract) computes 6 nodes: xf, nf, nb, n, w1f, g0; the activations' prologue reads 2 more input(s)}}
+  %g0 = graph.linear %n, %w1f : tensor<1x64xbf16>, tensor<96x64xbf16> -> tensor<1x96xbf16>
+  graph.return %g0 : tensor<1x96xbf16>
+}
+
+// A result with two readers, and one that is also a graph output.
+graph.func @shared(%x: tensor<1x64xbf16>, %w: tensor<32x64xi8>, %s: tensor<32xbf16>, %t: tensor<32xbf16>) -> (tensor<1x32xbf16>, tensor<1x32xbf16>, tensor<1x32xbf16>) {
+  %wf = graph.convert %w : tensor<32x64xi8> -> tensor<32x64xbf16>
+  // expected-remark@+3 {{kernel 0 (contract) computes 2 nodes: wf, y}}
+  // expected-remark@+2 {{'y' ([1, 32] bf16, 64 B) is written by kernel 0 and read by kernel 1: 2 kernels read it: a value is computed once, not once per reader}}
+  // expected-remark@+1 {{'y' ([1, 32] bf16, 64 B) is written by kernel 0 and read by kernel 2: 2 kernels read it}}
+  %y = graph.linear %x, %wf : tensor<1x64xbf16>, tensor<32x64xbf16> -> tensor<1x32xbf16>
+  // expected-remark@+2 {{kernel 1 (elementwise) computes 1 node: p}}
+  // expected-remark@+1 {{'p' ([1, 32] bf16, 64 B) is written by kernel 1 and read by kernel 3: it is a graph output, written whatever reads it}}
+  %p = graph.mul %y, %s : tensor<1x32xbf16>, tensor<32xbf16> -> tensor<1x32xbf16>
+  // expected-remark@+2 {{kernel 2 (elementwise) computes 1 node: q}}
+  // expected-remark@+1 {{'q' ([1, 32] bf16, 64 B) is written by kernel 2 and read by kernel 3: it is a graph output}}
+  %q = graph.add %y, %t : tensor<1x32xbf16>, tensor<32xbf16> -> tensor<1x32xbf16>
+  // expected-remark@+1 {{kernel 3 (elementwise) computes 1 node: z}}
+  %z = graph.add %p, %q : tensor<1x32xbf16>, tensor<1x32xbf16> -> tensor<1x32xbf16>
+  graph.return %p, %q, %z : tensor<1x32xbf16>, tensor<1x32xbf16>, tensor<1x32xbf16>
+}
+
+// A math op on [4, 1] stays apart from the [4, 64] consumer that
+// broadcasts it.
+graph.func @bcast(%x: tensor<4x64xf32>, %v: tensor<4x1xf32>) -> tensor<4x64xf32> {
+  // expected-remark@+2 {{kernel 0 (elementwise) computes 1 node: r}}
+  // expected-remark@+1 {{'r' ([4, 1] f32, 16 B) is written by kernel 0 and read by kernel 1: it runs a math op (rsqrt, exp) that the consumer would run once per element of its larger space instead of once here}}
+  %r = graph.rsqrt %v : tensor<4x1xf32> -> tensor<4x1xf32>
+  // expected-remark@+1 {{kernel 1 (elementwise) computes 1 node: z}}
+  %z = graph.mul %x, %r : tensor<4x64xf32>, tensor<4x1xf32> -> tensor<4x64xf32>
+  graph.return %z : tensor<4x64xf32>
+}
