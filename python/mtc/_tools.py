@@ -3,8 +3,10 @@ import os
 import shutil
 from pathlib import Path
 
+# A wheel's binaries (python/setup.py puts them there).
+_PACKAGE = Path(__file__).resolve().parent
 # python/mtc/_tools.py -> the repository root, when running from a checkout.
-_REPO = Path(__file__).resolve().parent.parent.parent
+_REPO = _PACKAGE.parent.parent
 _BUILD_DIRS = ("build", "build-static")
 
 
@@ -41,17 +43,19 @@ def _search(what, env, candidates):
 
 
 def find_binary():
-    """The mtc compiler: $MTC_BINARY, then `mtc` on $PATH, then the build
+    """The mtc compiler: $MTC_BINARY, then the one installed with this
+    package (a wheel's mtc/bin/mtc), then `mtc` on $PATH, then the build
     folders of the checkout this package lives in."""
     return _search("the mtc binary", "MTC_BINARY",
-                   [("PATH", "mtc")] +
+                   [_PACKAGE / "bin" / "mtc", ("PATH", "mtc")] +
                    [_REPO / d / "bin" / "mtc" for d in _BUILD_DIRS])
 
 
 def find_runtime_library():
-    """libmtc_runtime.so: $MTC_RUNTIME_LIBRARY, then next to the mtc binary
-    (../lib), then the build folders of the checkout."""
-    candidates = []
+    """libmtc_runtime.so: $MTC_RUNTIME_LIBRARY, then the one installed with
+    this package (mtc/lib), then next to the mtc binary (../lib), then the
+    build folders of the checkout."""
+    candidates = [_PACKAGE / "lib" / "libmtc_runtime.so"]
     binary = os.environ.get("MTC_BINARY") or shutil.which("mtc")
     if binary:
         candidates.append(Path(binary).resolve().parent.parent / "lib" /
