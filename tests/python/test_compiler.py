@@ -165,12 +165,13 @@ def test_missing_binary_says_where_it_looked(monkeypatch, tmp_path):
     monkeypatch.setenv("MTC_BINARY", str(tmp_path / "nope" / "mtc"))
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(mtc._tools, "_REPO", tmp_path / "repo")
+    monkeypatch.setattr(mtc._tools, "_PACKAGE", tmp_path / "pkg")
     with pytest.raises(mtc.MtcNotFoundError) as e:
         mtc.find_binary()
     msg = str(e.value)
     assert msg.startswith("cannot find the mtc binary; looked in: "
                           f"$MTC_BINARY={tmp_path}/nope/mtc (no such file), "
-                          "mtc on $PATH, ")
+                          f"{tmp_path}/pkg/bin/mtc, mtc on $PATH, ")
     assert f"{tmp_path}/repo/build/bin/mtc" in msg
     assert msg.endswith("Build mtc (README.md, Quick start) or set "
                         "$MTC_BINARY")

@@ -96,8 +96,10 @@ def test_missing_library_says_where_it_looked(monkeypatch, tmp_path):
     monkeypatch.setenv("MTC_RUNTIME_LIBRARY", str(tmp_path / "lib.so"))
     monkeypatch.setenv("MTC_BINARY", str(tmp_path / "bin" / "mtc"))
     monkeypatch.setattr(mtc._tools, "_REPO", tmp_path / "repo")
+    monkeypatch.setattr(mtc._tools, "_PACKAGE", tmp_path / "pkg")
     with pytest.raises(mtc.MtcNotFoundError) as e:
         mtc.find_runtime_library()
     assert str(e.value).startswith(
         f"cannot find libmtc_runtime.so; looked in: $MTC_RUNTIME_LIBRARY="
-        f"{tmp_path}/lib.so (no such file), {tmp_path}/lib/libmtc_runtime.so,")
+        f"{tmp_path}/lib.so (no such file), {tmp_path}/pkg/lib/"
+        f"libmtc_runtime.so, {tmp_path}/lib/libmtc_runtime.so,")
