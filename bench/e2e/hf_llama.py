@@ -6,8 +6,11 @@ random weights (no hub access): Llama-3-8B's widths (vocab 128256, hidden
 4096, intermediate 14336, 32 heads, 8 KV heads) and --layers decoder layers
 (--tiny: a small config for a smoke run). Decoding is `model.generate()`
 with a static cache (`cache_implementation="static"`), greedy, which
-transformers compiles itself (its decode step under torch.compile,
-fullgraph, CUDA graphs) while the prefill runs eagerly.
+transformers compiles itself (its decode step under torch.compile with
+CUDA graphs, mode "reduce-overhead"; here with fullgraph=True, which
+transformers 5.17 leaves off by default, so a graph break fails the system
+instead of running eagerly), while the prefill runs eagerly. A system that
+fails gets a row with its `error` and the run goes on.
 
 Systems (each a copy of the same bf16 model):
   bf16            the model as built
@@ -127,7 +130,7 @@ class StepClock:
 
 
 def generate(torch, model, ids, args):
-    from transformers import StoppingCriteriaList
+    from transformers import CompileConfig, StoppingCriteriaList
     clock = StepClock(torch)
     torch.cuda.synchronize()
     t0 = time.perf_counter()
@@ -135,6 +138,7 @@ def generate(torch, model, ids, args):
         ids, attention_mask=torch.ones_like(ids), do_sample=False,
         max_new_tokens=args.new_tokens, min_new_tokens=args.new_tokens,
         cache_implementation="static", pad_token_id=0,
+        compile_config=CompileConfig(fullgraph=True),
         stopping_criteria=StoppingCriteriaList([clock]))
     torch.cuda.synchronize()
     total = time.perf_counter() - t0
@@ -148,6 +152,13 @@ def logits_check(torch, model, ids, ref):
     err = (out - ref).abs().max().item() / ref.abs().max().item()
     top1 = (out.argmax(-1) == ref.argmax(-1)).float().mean().item()
     return err, top1
+
+
+def fail(path, row, e):
+    row = dict(row, error=f"{type(e).__name__}: {str(e)[:2000]}")
+    log(f"{row['system']} failed: {row['error']}")
+    with open(path, "a") as f:
+        f.write(json.dumps(row) + "\n")
 
 
 def main():
@@ -209,10 +220,14 @@ def main():
                 "new_tokens": args.new_tokens,
                 "transformers": transformers.__version__}
         t0 = time.monotonic()
-        model = make(torch, F, base, system, args, row0)
-        make_s = time.monotonic() - t0
-        row0["max_rel_err"], row0["top1"] = logits_check(torch, model,
-                                                         check_ids, ref)
+        try:
+            model = make(torch, F, base, system, args, row0)
+            make_s = time.monotonic() - t0
+            row0["max_rel_err"], row0["top1"] = logits_check(
+                torch, model, check_ids, ref)
+        except Exception as e:  # a failed system is a result too
+            fail(path, row0, e)
+            continue
         log(f"{system}: made in {make_s:.1f} s, logits max rel err "
             f"{row0['max_rel_err']:.3e}, top-1 {row0['top1']:.2f}")
         for b in batches:
@@ -222,9 +237,13 @@ def main():
             ids = torch.randint(0, cfg.vocab_size, (b, args.prompt),
                                 generator=gen, device="cuda")
             t0 = time.monotonic()
-            generate(torch, model, ids, args)
-            compile_s = time.monotonic() - t0 + make_s
-            _, total, steps = generate(torch, model, ids, args)
+            try:
+                generate(torch, model, ids, args)
+                compile_s = time.monotonic() - t0 + make_s
+                _, total, steps = generate(torch, model, ids, args)
+            except Exception as e:
+                fail(path, dict(row0, batch=b), e)
+                break
             ms = 1000 * statistics.median(steps)
             row = dict(row0, batch=b, ms_per_step=ms,
                        tokens_per_s=b * 1000 / ms,
