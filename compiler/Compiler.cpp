@@ -125,6 +125,7 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
   m.graph = f.getSymName().str();
   m.source = options.sourceName;
   m.arch = options.arch;
+  m.gridDependency = archHasGridDependency(options.arch);
   m.ptxFile =
       (options.outputName.empty() ? m.graph : options.outputName) + ".ptx";
   m.bindings = options.bindings;
@@ -390,6 +391,7 @@ llvm::Expected<CompiledGraph> compileGraph(graph::FuncOp func,
   PassManager nvvm(ctx);
   PipelineOptions pipeline;
   pipeline.fastDequant = options.fastDequant;
+  pipeline.gridDependency = archHasGridDependency(options.arch);
   buildNVVMPipeline(nvvm, pipeline);
   if (failed(nvvm.run(*module)))
     return internalError("lowering to NVVM failed for graph '" + out.name +

@@ -20,6 +20,12 @@ inline constexpr const char *kArchs[] = {"sm_80", "sm_89", "sm_90", "sm_90a"};
 bool isSupportedArch(llvm::StringRef arch);
 /// Whether `arch` has Hopper's wgmma and TMA (the wgmma kind).
 inline bool archHasWgmma(llvm::StringRef arch) { return arch == "sm_90a"; }
+/// Hopper's programmatic dependent launch (griddepcontrol, PTX 7.8): each
+/// kernel may be launched while the previous one in its stream finishes,
+/// and waits for it before touching memory.
+inline bool archHasGridDependency(llvm::StringRef arch) {
+  return arch.starts_with("sm_90");
+}
 /// "sm_80, sm_89, sm_90, sm_90a".
 std::string supportedArchs();
 

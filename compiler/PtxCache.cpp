@@ -26,7 +26,7 @@ std::string ptxCachePath(StringRef dir, mlir::ModuleOp kernels, StringRef arch,
   kernels->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
   SHA256 sha;
   for (StringRef part :
-       {StringRef("mtc-ptx-1"), StringRef(MTC_VERSION), StringRef(MTC_BUILD_ID),
+       {StringRef("mtc-ptx-2"), StringRef(MTC_VERSION), StringRef(MTC_BUILD_ID),
         arch, StringRef(fastDequant ? "fast-dequant" : "cvt"), StringRef(ir)}) {
     sha.update(part);
     sha.update(StringRef("\0", 1));

@@ -36,6 +36,7 @@ struct LowerToNVVM : mtc::impl::LowerToNVVMBase<LowerToNVVM> {
     OpBuilder b(&getContext());
     EmitOptions opts;
     opts.fastDequant = fastDequant;
+    opts.gridDependency = gridDependency;
     for (graph::FuncOp func : funcs) {
       unsigned index = 0;
       for (Operation &op : func.getBody().front().without_terminator()) {

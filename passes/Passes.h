@@ -26,6 +26,8 @@ struct PipelineOptions {
   bool fastDequant = true;
   /// The target has wgmma and TMA (sm_90a): schedules may use the wgmma kind.
   bool wgmma = false;
+  /// Kernels start with griddepcontrol (sm_90+; EmitOptions::gridDependency).
+  bool gridDependency = false;
 };
 
 /// The pipeline's stages, in order (see Pipeline.cpp).

@@ -94,7 +94,10 @@ def LowerToNVVM : Pass<"mtc-lower-to-nvvm", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
   let options = [
     Option<"fastDequant", "fast-dequant", "bool", /*default=*/"true",
-           "Dequantize int8 with byte permutes instead of cvt instructions">
+           "Dequantize int8 with byte permutes instead of cvt instructions">,
+    Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
+           "Start every kernel with griddepcontrol.launch_dependents and "
+           "griddepcontrol.wait (sm_90+, programmatic dependent launch)">
   ];
 }
 

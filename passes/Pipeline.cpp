@@ -37,6 +37,7 @@ void buildSchedulePipeline(OpPassManager &pm, const PipelineOptions &options) {
 void buildNVVMPipeline(OpPassManager &pm, const PipelineOptions &options) {
   LowerToNVVMOptions nvvm;
   nvvm.fastDequant = options.fastDequant;
+  nvvm.gridDependency = options.gridDependency;
   pm.addPass(createLowerToNVVM(nvvm));
   // Fold the emitter's redundant constants and index arithmetic so that the
   // GPU-level dump reads well (LLVM would clean it up later anyway).

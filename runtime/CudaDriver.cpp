@@ -405,9 +405,22 @@ Error CudaDriver::replaceTensorMapAddress(cu::CUtensorMap &map,
 
 Error CudaDriver::launchKernel(cu::CUfunction fn, const LaunchConfig &c,
                                cu::CUstream stream, void **params) const {
-  cu::CUresult r = cuLaunchKernel(fn, c.grid[0], c.grid[1], c.grid[2],
-                                  c.block[0], c.block[1], c.block[2],
-                                  c.dynamicShared, stream, params, nullptr);
+  cu::CUresult r;
+  if (c.gridDependency && cuLaunchKernelEx) {
+    cu::CUlaunchAttribute attr{};
+    attr.id = cu::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attr.value.programmaticStreamSerializationAllowed = 1;
+    cu::CUlaunchConfig config{
+        c.grid[0],  c.grid[1],       c.grid[2], c.block[0], c.block[1],
+        c.block[2], c.dynamicShared, stream,    &attr,      1};
+    r = cuLaunchKernelEx(&config, fn, params, nullptr);
+    if (r == cu::CUDA_SUCCESS)
+      return Error::success();
+    return check(r, "cuLaunchKernelEx");
+  }
+  r = cuLaunchKernel(fn, c.grid[0], c.grid[1], c.grid[2], c.block[0],
+                     c.block[1], c.block[2], c.dynamicShared, stream, params,
+                     nullptr);
   if (r == cu::CUDA_SUCCESS) // the hot path: no Twine or string
     return Error::success();
   return check(r, "cuLaunchKernel");

@@ -166,6 +166,31 @@ enum CUtensorMapFloatOOBfill {
   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
 };
 
+/// cuLaunchKernelEx's configuration (cuda.h's layout), with the one launch
+/// attribute mtc sets: programmatic stream serialization (Hopper's
+/// programmatic dependent launch).
+enum CUlaunchAttributeID {
+  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION = 6,
+};
+union CUlaunchAttributeValue {
+  char pad[64];
+  int programmaticStreamSerializationAllowed;
+};
+struct CUlaunchAttribute {
+  CUlaunchAttributeID id;
+  char pad[8 - sizeof(CUlaunchAttributeID)];
+  CUlaunchAttributeValue value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "cuda.h's CUlaunchAttribute");
+struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ;
+  unsigned blockDimX, blockDimY, blockDimZ;
+  unsigned sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute *attrs;
+  unsigned numAttrs;
+};
+
 /// Flags of cuStreamCreate and cuEventCreate.
 enum : unsigned {
   CU_STREAM_DEFAULT = 0x0,
@@ -241,7 +266,9 @@ enum : unsigned {
     const unsigned *, const unsigned *, cu::CUtensorMapInterleave,             \
     cu::CUtensorMapSwizzle, cu::CUtensorMapL2promotion,                        \
     cu::CUtensorMapFloatOOBfill)                                               \
-  X(cuTensorMapReplaceAddress, cu::CUtensorMap *, void *)
+  X(cuTensorMapReplaceAddress, cu::CUtensorMap *, void *)                      \
+  X(cuLaunchKernelEx, const cu::CUlaunchConfig *, cu::CUfunction, void **,     \
+    void **)
 
 /// An environment or internal failure of the runtime: no driver or device,
 /// a CUDA call that failed, a kernel that faulted, a buffer that does not fit.
@@ -394,6 +421,11 @@ public:
   struct LaunchConfig {
     std::array<unsigned, 3> grid = {1, 1, 1}, block = {1, 1, 1};
     unsigned dynamicShared = 0;
+    /// The kernel starts with griddepcontrol.wait: launch it with
+    /// programmatic stream serialization where the driver has
+    /// cuLaunchKernelEx (CUDA 12.0), so it may start while the previous
+    /// kernel of the stream finishes. Without, griddepcontrol is a no-op.
+    bool gridDependency = false;
   };
   /// Enqueues `fn` on `stream`; `params` points to each parameter's value.
   llvm::Error launchKernel(cu::CUfunction fn, const LaunchConfig &config,

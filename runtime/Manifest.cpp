@@ -102,6 +102,7 @@ json::Value Manifest::toJSON() const {
                       {"graph", graph},
                       {"source", source},
                       {"arch", arch},
+                      {"grid_dependency", gridDependency},
                       {"ptx", ptxFile},
                       {"bindings", std::move(binds)},
                       {"buffers", std::move(bufs)},
@@ -178,6 +179,8 @@ Expected<Manifest> Manifest::fromJSON(const json::Value &v) {
       !str(o, "arch", m.arch) || !str(o, "ptx", m.ptxFile))
     return malformed("missing mtc_version, graph, arch or ptx");
   str(o, "source", m.source);
+  // Absent in manifests of mtc before programmatic dependent launch.
+  m.gridDependency = o->getBoolean("grid_dependency").value_or(false);
   if (const json::Object *b = o->getObject("bindings"))
     for (auto &[key, val] : *b)
       if (std::optional<int64_t> i = val.getAsInteger())

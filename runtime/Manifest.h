@@ -64,9 +64,13 @@ struct KernelInfo {
 
 struct Manifest {
   std::string mtcVersion;
-  std::string graph;   // graph name
-  std::string source;  // graph file
-  std::string arch;    // "sm_90"
+  std::string graph;  // graph name
+  std::string source; // graph file
+  std::string arch;   // "sm_90"
+  /// Every kernel starts with griddepcontrol.wait: launch it with
+  /// programmatic stream serialization (the runtime does, where the driver
+  /// has cuLaunchKernelEx).
+  bool gridDependency = false;
   std::string ptxFile; // relative to the manifest
   /// For graphs compiled with --bind: the bound symbol values ("M" -> 4).
   std::vector<std::pair<std::string, int64_t>> bindings;

@@ -8,10 +8,19 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdlib>
 
 using namespace llvm;
 
 namespace mtc {
+
+/// Programmatic dependent launch for manifests that ask for it, unless
+/// MTC_GRID_DEPENDENCY=0 (for measuring it; the kernels' griddepcontrol is
+/// then a no-op).
+static bool gridDependencyAllowed() {
+  const char *env = std::getenv("MTC_GRID_DEPENDENCY");
+  return !env || StringRef(env) != "0";
+}
 
 static std::string formatDims(const std::array<int64_t, 3> &d) {
   return fmt::format("[{}, {}, {}]", d[0], d[1], d[2]);
@@ -142,6 +151,7 @@ Error Program::checkKernel(unsigned k, Kernel &kernel) const {
     kernel.launch.block[i] = unsigned(info.block[i]);
   }
   kernel.launch.dynamicShared = unsigned(dynamic);
+  kernel.launch.gridDependency = man.gridDependency && gridDependencyAllowed();
 
   // Every parameter is a device pointer or a tensor map. Drivers for CUDA
   // 12.4+ can tell how many parameters the PTX entry takes and how large

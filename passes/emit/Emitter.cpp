@@ -68,6 +68,13 @@ void Emitter::beginKernel(unsigned numParams, unsigned numReadOnly,
   }
   Block *entry = func.addEntryBlock(g.b);
   g.b.setInsertionPointToStart(entry);
+  if (opts.gridDependency) {
+    // Let the next kernel's blocks launch once all of ours have; then wait
+    // for the previous kernel (its writes visible) before any load or store.
+    NVVM::GriddepcontrolOp::create(g.b, g.loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
+    NVVM::GriddepcontrolOp::create(g.b, g.loc, NVVM::GridDepActionKind::wait);
+  }
 }
 
 void Emitter::endKernel() { LLVM::ReturnOp::create(g.b, g.loc, ValueRange{}); }
