@@ -37,6 +37,10 @@ Per system and batch B, one JSON line in OUT/hf.jsonl:
                              eager, against the fp32 model of the original
                              weights: max |l - ref| / max |ref| (quantization
                              included), and how often the argmax agrees
+  kernel_rel_err             mtc systems: the same logits against PyTorch
+                             computing the same quantized weights (eager
+                             bf16, the int8 formula or the dequantized int4
+                             weight): the kernels' error alone
   quant_err                  quantize_'s layer report: max output error
 A table goes to OUT/hf.md.
 
@@ -75,9 +79,11 @@ def config(args):
                        max_position_embeddings=4096, **dims)
 
 
-def torch_int8(torch, F, model):
-    """Every nn.Linear -> PyTorch's int8 formula on mtc's quantization."""
-    from mtc.torch import quantize_int8
+def torch_quantized(torch, F, model, kind, group):
+    """Every nn.Linear -> PyTorch's formula of mtc's int8 (or int4)
+    quantization of it: F.linear(x, q.to(x.dtype)) * scales, or F.linear
+    of the dequantized int4 weight, rounded as mtc's graph rounds it."""
+    from mtc.torch import dequantize_int4, quantize_int4, quantize_int8
 
     class TorchInt8Linear(torch.nn.Module):
         def __init__(self, w, s):
@@ -88,19 +94,28 @@ def torch_int8(torch, F, model):
         def forward(self, x):
             return F.linear(x, self.weight.to(x.dtype)) * self.scales
 
+    class TorchInt4Linear(torch.nn.Module):
+        def __init__(self, w, s, z):
+            super().__init__()
+            self.register_buffer("weight", dequantize_int4(w, s, z, group))
+
+        def forward(self, x):
+            return F.linear(x, self.weight)
+
     for _, parent in list(model.named_modules()):
         for name, child in list(parent.named_children()):
             if isinstance(child, torch.nn.Linear):
                 assert child.bias is None
                 setattr(parent, name, TorchInt8Linear(
-                    *quantize_int8(child.weight)))
+                    *quantize_int8(child.weight)) if kind == "int8" else
+                    TorchInt4Linear(*quantize_int4(child.weight, group)))
 
 
 def make(torch, F, base, system, args, row):
     import mtc.torch as mt
     model = copy.deepcopy(base)
     if system == "torch-int8":
-        torch_int8(torch, F, model)
+        torch_quantized(torch, F, model, "int8", args.group)
     elif system.startswith("mtc-"):
         kind = "int4" if system == "mtc-int4" else "int8"
         report = mt.quantize_(model, kind, group_size=args.group,
@@ -206,6 +221,17 @@ def main():
         ref_model = copy.deepcopy(base).float()
         ref = ref_model(check_ids).logits[:, -1].float()
         del ref_model
+    # PyTorch on mtc's quantized weights: the reference of each mtc system's
+    # kernels.
+    quant_ref = {}
+    for kind in ("int8", "int4"):
+        if any(s.startswith("mtc-") and (s == "mtc-int4") == (kind == "int4")
+               for s in systems):
+            with torch.no_grad():
+                q = copy.deepcopy(base)
+                torch_quantized(torch, F, q, kind, args.group)
+                quant_ref[kind] = q(check_ids).logits[:, -1].float()
+                del q
     torch.cuda.empty_cache()
 
     rows = []
@@ -225,11 +251,16 @@ def main():
             make_s = time.monotonic() - t0
             row0["max_rel_err"], row0["top1"] = logits_check(
                 torch, model, check_ids, ref)
+            kind = "int4" if system == "mtc-int4" else "int8"
+            if system.startswith("mtc-"):
+                row0["kernel_rel_err"], _ = logits_check(
+                    torch, model, check_ids, quant_ref[kind])
         except Exception as e:  # a failed system is a result too
             fail(path, row0, e)
             continue
         log(f"{system}: made in {make_s:.1f} s, logits max rel err "
-            f"{row0['max_rel_err']:.3e}, top-1 {row0['top1']:.2f}")
+            f"{row0['max_rel_err']:.3e}, top-1 {row0['top1']:.2f}, kernels "
+            f"vs PyTorch on the same weights {row0.get('kernel_rel_err')}")
         for b in batches:
             if args.budget_s and time.monotonic() - start > args.budget_s:
                 log(f"budget: {system} B={b} not started")
@@ -264,14 +295,16 @@ def main():
 
 def write_table(rows, path):
     lines = ["| system | B | ms/step | tokens/s | generate() tokens/s | "
-             "first call s | logits max rel err vs fp32 | top-1 agree |",
-             "|---|---|---|---|---|---|---|---|"]
+             "first call s | logits max rel err vs fp32 | top-1 agree | "
+             "vs PyTorch on the same weights |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        k = r.get("kernel_rel_err")
         lines.append(
             f"| {r['system']} | {r['batch']} | {r['ms_per_step']:.3f} | "
             f"{r['tokens_per_s']:.0f} | {r['e2e_tokens_per_s']:.0f} | "
             f"{r['compile_s']:.0f} | {r['max_rel_err']:.2e} | "
-            f"{r['top1']:.2f} |")
+            f"{r['top1']:.2f} | {'-' if k is None else f'{k:.2e}'} |")
     path.write_text("\n".join(lines) + "\n")
     log("\n".join(lines))
 
