@@ -114,6 +114,9 @@ CUresult fake::execute(const Launch &l) {
 
 FAKE_API long fakeCudaExecutedKernels() { return state.executed; }
 FAKE_API long fakeCudaLaunchCalls() { return state.launchCalls; }
+FAKE_API long fakeCudaProgrammaticLaunches() {
+  return state.programmaticLaunches;
+}
 FAKE_API void fakeCudaLastLaunch(unsigned *grid, unsigned *block,
                                  unsigned *shared) {
   for (int i = 0; i < 3; ++i) {
@@ -131,6 +134,7 @@ FAKE_API void fakeCudaResetStats() {
   state.copyMismatches = 0;
   state.executed = 0;
   state.launchCalls = 0;
+  state.programmaticLaunches = 0;
   state.firstArgs.clear();
   state.last = Launch();
 }
@@ -437,4 +441,23 @@ FAKE_API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy,
     return CUDA_SUCCESS;
   }
   return execute(l);
+}
+
+/// Programmatic stream serialization is the one attribute mtc sets; the
+/// launch itself is cuLaunchKernel's.
+FAKE_API CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f,
+                                   void **params, void **extra) {
+  if (!c || (c->numAttrs && !c->attrs))
+    return CUDA_ERROR_INVALID_VALUE;
+  for (unsigned i = 0; i < c->numAttrs; ++i)
+    if (c->attrs[i].id !=
+            CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
+        c->attrs[i].value.programmaticStreamSerializationAllowed != 1)
+      return CUDA_ERROR_INVALID_VALUE;
+  CUresult r = cuLaunchKernel(f, c->gridDimX, c->gridDimY, c->gridDimZ,
+                              c->blockDimX, c->blockDimY, c->blockDimZ,
+                              c->sharedMemBytes, c->hStream, params, extra);
+  if (r == CUDA_SUCCESS && c->numAttrs)
+    ++state.programmaticLaunches;
+  return r;
 }

@@ -48,6 +48,8 @@ struct State {
        liveExecs = 0;
   long executed = 0;    // kernels executed (launched or replayed)
   long launchCalls = 0; // cuLaunchKernel calls, captured or not
+  /// cuLaunchKernelEx calls with programmatic stream serialization.
+  long programmaticLaunches = 0;
   mtc::cu::CUresult sticky = mtc::cu::CUDA_SUCCESS;
   Launch last;
   std::set<mtc::cu::CUdeviceptr> firstArgs;

@@ -148,6 +148,35 @@ TEST_F(Runtime, SharedMemory) {
   EXPECT_EQ(block[0], 256u);
 }
 
+// Manifests that say grid_dependency are launched with programmatic stream
+// serialization (cuLaunchKernelEx), unless MTC_GRID_DEPENDENCY=0; others
+// with cuLaunchKernel.
+TEST_F(Runtime, GridDependencyLaunches) {
+  std::unique_ptr<Device> d = openDevice();
+  ASSERT_TRUE(d);
+  auto programmatic = fakeFn<long (*)()>("fakeCudaProgrammaticLaunches");
+  auto reset = fakeFn<void (*)()>("fakeCudaResetStats");
+  for (const char *env : {"", "1", "0"}) {
+    for (bool flag : {false, true}) {
+      if (*env)
+        ::setenv("MTC_GRID_DEPENDENCY", env, 1);
+      else
+        ::unsetenv("MTC_GRID_DEPENDENCY");
+      Manifest m = copyManifest();
+      m.gridDependency = flag;
+      Expected<std::unique_ptr<Executor>> ex =
+          Executor::create(*d, m, kCopyPtx);
+      ASSERT_TRUE(bool(ex)) << toString(ex.takeError());
+      ASSERT_FALSE(bool((*ex)->setInput("x", randomInput())));
+      reset();
+      ASSERT_FALSE(bool((*ex)->run()));
+      long expected = flag && std::string(env) != "0" ? 2 : 0;
+      EXPECT_EQ(programmatic(), expected) << "env '" << env << "' " << flag;
+    }
+  }
+  ::unsetenv("MTC_GRID_DEPENDENCY");
+}
+
 TEST_F(Runtime, ParameterCountMismatch) {
   std::unique_ptr<Device> d = openDevice();
   ASSERT_TRUE(d);
