@@ -67,9 +67,9 @@ struct Manifest {
   std::string graph;  // graph name
   std::string source; // graph file
   std::string arch;   // "sm_90"
-  /// Every kernel starts with griddepcontrol.wait: launch it with
-  /// programmatic stream serialization (the runtime does, where the driver
-  /// has cuLaunchKernelEx).
+  /// Every kernel starts with griddepcontrol.wait, so it may be launched
+  /// with programmatic stream serialization (the runtime does so with
+  /// MTC_GRID_DEPENDENCY=1, where the driver has cuLaunchKernelEx).
   bool gridDependency = false;
   std::string ptxFile; // relative to the manifest
   /// For graphs compiled with --bind: the bound symbol values ("M" -> 4).

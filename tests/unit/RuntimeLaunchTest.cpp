@@ -149,8 +149,8 @@ TEST_F(Runtime, SharedMemory) {
 }
 
 // Manifests that say grid_dependency are launched with programmatic stream
-// serialization (cuLaunchKernelEx), unless MTC_GRID_DEPENDENCY=0; others
-// with cuLaunchKernel.
+// serialization (cuLaunchKernelEx) when MTC_GRID_DEPENDENCY=1; otherwise,
+// and all others, with cuLaunchKernel.
 TEST_F(Runtime, GridDependencyLaunches) {
   std::unique_ptr<Device> d = openDevice();
   ASSERT_TRUE(d);
@@ -170,7 +170,7 @@ TEST_F(Runtime, GridDependencyLaunches) {
       ASSERT_FALSE(bool((*ex)->setInput("x", randomInput())));
       reset();
       ASSERT_FALSE(bool((*ex)->run()));
-      long expected = flag && std::string(env) != "0" ? 2 : 0;
+      long expected = flag && std::string(env) == "1" ? 2 : 0;
       EXPECT_EQ(programmatic(), expected) << "env '" << env << "' " << flag;
     }
   }
