@@ -119,10 +119,14 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
              "statistic must be complete before the row is scaled, and "
              "deriving it inside each block of the contraction is not done "
              "yet";
-    if (isa<ContractOp>(prod) && llvm::is_contained(c.getEpilogueInputs(), v))
-      return "another contraction's epilogue reads it: joining two "
-             "contractions into one kernel (horizontal fusion) is not done "
-             "yet";
+    auto pc = dyn_cast<ContractOp>(prod);
+    if (pc && llvm::is_contained(c.getEpilogueInputs(), v))
+      return pc.getA() == c.getA()
+                 ? "another contraction of the same activations reads it in "
+                   "its epilogue: joining two contractions into one kernel "
+                   "(horizontal fusion) is not done yet"
+                 : "another contraction's epilogue reads it: only "
+                   "elementwise producers join an epilogue";
     if (isa<ContractOp>(prod) && (v == c.getA() || v == c.getB()))
       return "a contraction's result is the operand of the next contraction, "
              "whose every output needs all of it (a dependency across "

@@ -25,7 +25,7 @@ graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8
   %n = graph.mul %nb, %g : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
   %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
   // expected-remark@+2 {{kernel 2 (contract) computes 2 nodes: w1f, g0}}
-  // expected-remark@+1 {{'g0' ([8, 96] bf16, 1536 B) is written by kernel 2 and read by kernel 3: another contraction's epilogue reads it: joining two contractions into one kernel (horizontal fusion) is not done yet}}
+  // expected-remark@+1 {{'g0' ([8, 96] bf16, 1536 B) is written by kernel 2 and read by kernel 3: another contraction of the same activations reads it in its epilogue: joining two contractions into one kernel (horizontal fusion) is not done yet}}
   %g0 = graph.linear %n, %w1f : tensor<8x64xbf16>, tensor<96x64xbf16> -> tensor<8x96xbf16>
   %gs = graph.mul %g0, %s1 : tensor<8x96xbf16>, tensor<96xbf16> -> tensor<8x96xbf16>
   %w3f = graph.convert %w3 : tensor<96x64xi8> -> tensor<96x64xbf16>
