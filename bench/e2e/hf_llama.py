@@ -161,9 +161,13 @@ def generate(torch, model, ids, args):
     return out, total, steps[args.skip:]
 
 
-def logits_check(torch, model, ids, ref):
+def last_logits(torch, model, ids):
     with torch.no_grad():
-        out = model(ids).logits[:, -1].float()
+        return model(ids).logits[:, -1].float()
+
+
+def compare(out, ref):
+    """(max |out - ref| / max |ref|, how often the argmax agrees)."""
     err = (out - ref).abs().max().item() / ref.abs().max().item()
     top1 = (out.argmax(-1) == ref.argmax(-1)).float().mean().item()
     return err, top1
@@ -219,7 +223,7 @@ def main():
                               generator=gen, device="cuda")
     with torch.no_grad():
         ref_model = copy.deepcopy(base).float()
-        ref = ref_model(check_ids).logits[:, -1].float()
+        ref = last_logits(torch, ref_model, check_ids)
         del ref_model
     # PyTorch on mtc's quantized weights: the reference of each mtc system's
     # kernels.
@@ -230,7 +234,7 @@ def main():
             with torch.no_grad():
                 q = copy.deepcopy(base)
                 torch_quantized(torch, F, q, kind, args.group)
-                quant_ref[kind] = q(check_ids).logits[:, -1].float()
+                quant_ref[kind] = last_logits(torch, q, check_ids)
                 del q
     torch.cuda.empty_cache()
 
@@ -249,12 +253,11 @@ def main():
         try:
             model = make(torch, F, base, system, args, row0)
             make_s = time.monotonic() - t0
-            row0["max_rel_err"], row0["top1"] = logits_check(
-                torch, model, check_ids, ref)
+            out = last_logits(torch, model, check_ids)
+            row0["max_rel_err"], row0["top1"] = compare(out, ref)
             kind = "int4" if system == "mtc-int4" else "int8"
             if system.startswith("mtc-"):
-                row0["kernel_rel_err"], _ = logits_check(
-                    torch, model, check_ids, quant_ref[kind])
+                row0["kernel_rel_err"], _ = compare(out, quant_ref[kind])
         except Exception as e:  # a failed system is a result too
             fail(path, row0, e)
             continue

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from . import compiler
 from ._torch_base import (DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES,
-                          _device_arch)
+                          _device_arch, woq_linear_eager)
 from .runtime import Artifact
 
 _artifacts: Dict[Tuple, Artifact] = {}
@@ -73,9 +73,7 @@ def fused_ffn_eager(h, norm_weight, eps, w1, s1, w3, s3, w2, s2,
     hf = h.float()
     n = (hf * torch.rsqrt(torch.mean(hf * hf, dim=-1, keepdim=True) + eps)
          ).type_as(h) * norm_weight
-
-    def lin(x, w, s):
-        return F.linear(x, w.to(x.dtype)) * s
+    lin = woq_linear_eager
     out = lin(F.silu(lin(n, w1, s1)) * lin(n, w3, s3), w2, s2)
     return h + out if residual else out
 

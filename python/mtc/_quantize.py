@@ -109,17 +109,12 @@ def _already(child) -> Optional[str]:
 
 
 @torch.no_grad()
-def _output_error(child, new) -> float:
-    """||y_q - y|| / ||y|| on 8 random rows, in fp32."""
-    w = child.weight
+def _output_error(w, wq) -> float:
+    """||x wq^T - x w^T|| / ||x w^T|| on 8 random rows, in fp32: the
+    quantized weight `wq` against the original `w`."""
     gen = torch.Generator(device=w.device).manual_seed(0)
-    x = torch.randn(8, child.in_features, generator=gen, device=w.device)
+    x = torch.randn(8, w.shape[1], generator=gen, device=w.device)
     ref = F.linear(x, w.float())
-    if isinstance(new.scales, torch.Tensor) and new.scales.dim() == 1:
-        wq = new.weight.float() * new.scales.float()[:, None]
-    else:
-        wq = dequantize_int4(new.weight, new.scales.float(),
-                             new.zeros.float(), new.groupsize)
     den = ref.norm().item()
     return (F.linear(x, wq) - ref).norm().item() / den if den else 0.0
 
@@ -215,10 +210,12 @@ def quantize_(model: torch.nn.Module, kind: str = "int8", *,
         if kind == "int8":
             q, scales = quantize_int8(w)
             new = mt.WoqLinear(q, scales, b)
+            wq = q.float() * scales.float()[:, None]
         else:
             q, scales, zeros = quantize_int4(w, group_size)
             new = mt.Int4Linear(q, scales, zeros, group_size, b)
-        report.quantized.append((where, kind, _output_error(child, new)))
+            wq = dequantize_int4(q, scales.float(), zeros.float(), group_size)
+        report.quantized.append((where, kind, _output_error(w, wq)))
         others = [n for n in names.get(id(w), [])
                   if n != f"{where}.weight"]
         if others:

@@ -33,6 +33,16 @@ _ARCHS = {(8, 0): "sm_80", (8, 9): "sm_89", (9, 0): "sm_90a"}
 KINDS = ("int8", "int4")
 
 
+def woq_linear_eager(x: torch.Tensor, weight: torch.Tensor,
+                     scales: torch.Tensor,
+                     bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The int8 layer in PyTorch, on any device: gpt-fast's
+    ``F.linear(x, weight.to(x.dtype)) * scales`` (``+ bias``). What
+    woq_linear runs beyond its largest bucket and WoqLinear off CUDA."""
+    out = F.linear(x, weight.to(x.dtype)) * scales
+    return out + bias if bias is not None else out
+
+
 def graph_name(n: int, k: int, dtype: str, bias: bool) -> str:
     """The graph name of an int8 layer (woq_linear)."""
     return f"woq_{n}x{k}_{dtype}" + ("_bias" if bias else "")

@@ -56,7 +56,7 @@ from ._tools import MtcError
 from ._torch_base import (DEFAULT_BUCKETS, DEFAULT_MAX_PROBES, HAS_CUSTOM_OP,
                           KINDS, Kernels, LayerKey, ShapeKey, _DTYPES,
                           _contiguous, _on_cuda_with, _tensor, graph_name,
-                          int4_graph_name, run_layer)
+                          int4_graph_name, run_layer, woq_linear_eager)
 from .runtime import Artifact
 
 __all__ = [
@@ -69,6 +69,7 @@ __all__ = [
     "int4_linear_eager", "int4_module_shape", "is_int4_module",
     "is_woq_module", "kernels", "pack_int4", "repack_gpt_fast_int4", "swap",
     "tinygemm_nibbles", "unpack_int4", "woq_int4_linear", "woq_linear",
+    "woq_linear_eager",
     "QUANTIZE_KINDS", "QuantizeReport", "quantize_", "quantize_int4",
     "quantize_int8",
 ]
@@ -124,11 +125,9 @@ kernels = Kernels()
 def _woq_linear(x, weight, scales, bias, checked=None):
     n, k = checked or check_args(x, weight, scales, bias)
 
-    def eager(x2):
-        out = F.linear(x2, weight.to(x.dtype)) * scales
-        return out + bias if bias is not None else out
     return run_layer(kernels, x, n, k, "int8", 0,
-                     (("weight", weight), ("scales", scales)), bias, eager)
+                     (("weight", weight), ("scales", scales)), bias,
+                     lambda x2: woq_linear_eager(x2, weight, scales, bias))
 
 
 def _woq_int4_linear(x, weight, scales, zeros, groupsize, bias, checked=None):
@@ -220,8 +219,7 @@ class WoqLinear(torch.nn.Module):
 
     def forward(self, x):
         if x.device.type != "cuda":  # no mtc kernels: the eager formula
-            out = F.linear(x, self.weight.to(x.dtype)) * self.scales
-            return out + self.bias if self.bias is not None else out
+            return woq_linear_eager(x, self.weight, self.scales, self.bias)
         return woq_linear(x, self.weight, self.scales, self.bias)
 
     def extra_repr(self):
