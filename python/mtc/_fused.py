@@ -280,10 +280,11 @@ def _fuse_hf_layer(layer, norm, eps):
     random rows, that the fused mlp computes what the two did; returns a
     reason where it does not (and leaves the layer alone)."""
     mlp = layer.mlp
-    d = norm.weight.shape[0]
-    gen = torch.Generator(device=norm.weight.device).manual_seed(0)
-    x = torch.randn(3, d, generator=gen, device=norm.weight.device,
-                    dtype=norm.weight.dtype)
+    # Rows of the activations' dtype: the int8 linears' scales have it.
+    scales = mlp.gate_proj.scales
+    gen = torch.Generator(device=scales.device).manual_seed(0)
+    x = torch.randn(3, norm.weight.shape[0], generator=gen,
+                    device=scales.device, dtype=scales.dtype)
     ref = mlp(norm(x)).float()
     object.__setattr__(mlp, "_mtc_norm", (norm, eps))
     try:

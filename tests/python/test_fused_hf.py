@@ -107,6 +107,18 @@ def test_unquantized_layers_are_left():
                                  "quantize_(model, 'int8') makes them so)")]
 
 
+def test_layer_whose_tensors_fused_ffn_refuses_is_left():
+    model = Model([LlamaDecoderLayer()]).bfloat16()
+    model.layers[0].post_attention_layernorm.float()  # an f32 norm weight
+    mt.quantize_(model, "int8", progress=False)
+    fused, left = mt.fuse_blocks(model)
+    assert fused == 0
+    assert left == [("layers.0", "fused_ffn refuses its tensors: "
+                                 "norm_weight: expected dtype torch.bfloat16 "
+                                 "(h's), got torch.float32")]
+    assert not isinstance(model.layers[0].mlp, _fused._FusedMlp)
+
+
 def test_residual_flag_is_checked():
     a = dict(h=torch.zeros(1, D).bfloat16(), norm_weight=torch.ones(D)
              .bfloat16(), eps=1e-5)
