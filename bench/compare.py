@@ -211,43 +211,64 @@ def bench_mtc(args, rec, ms, shapes, deadline):
         for flags, graphs in groups:
             if not graphs:
                 continue
-            sel = sum((["--graph", g] for g in graphs), [])
-            p, _ = run([args.mtc, "run", path, "--check"] + flags + sel +
-                       common, 1800)
-            checked = parse_checks(p.stdout)
-            if p.returncode not in (0, 1):
-                log(f"mtc run M={m} failed: {p.stderr.strip()[-2000:]}")
-            p, _ = run([args.mtc, "bench", path, "--json"] + flags + sel +
-                       common, 1800)
-            if p.returncode != 0:
-                log(f"mtc bench M={m} failed: {p.stderr.strip()[-2000:]}")
-                continue
-            data = json.loads(p.stdout)
-            rec.meta["read_ceiling_gbs"] = data["read_ceiling_gbs"]
-            rec.meta["launch_floor_us"] = data.get("launch_floor_us")
-            rec.meta["device"] = data["device"]
-            rec.meta["driver"] = data["driver"]
-            for g in data["graphs"]:
-                name = g["graph"]
-                n, k = shape_of(name)
-                kern = g["kernels"][0]
-                # One kernel is the fused layer; more (a graph that did not
-                # fuse) count as the whole graph's time.
-                us = (kern["median_us"] if len(g["kernels"]) == 1
-                      else g.get("graph_median_us", kern["median_us"]))
-                err, ok = checked.get(name, (float("nan"), False))
-                ti = tune_info.get(name, {})
-                rec.add(system="mtc", m=m, n=n, k=k, us=us,
-                        err=err, ok=ok, schedule=kern["schedule"],
-                        tuned="--tune" in flags,
-                        compile_s=ti.get("tune_seconds"),
-                        heuristic_us=ti.get("heuristic_us"),
-                        registers=kern.get("registers"),
-                        kernels=len(g["kernels"]), **weights_fields(args))
-                log(f"  mtc M={m} {n}x{k}: {us:.2f} us "
-                    f"[{kern['schedule']}]{' tuned' if '--tune' in flags else ''} "
-                    f"{'' if len(g['kernels']) == 1 else str(len(g['kernels'])) + ' kernels '}"
-                    f"err {err:.2e} {'ok' if ok else 'FAIL'}")
+            checked = {}
+            for p in run_each([args.mtc, "run", path, "--check"] + flags +
+                              common, graphs, m, "run",
+                              lambda p, gs: all(g in parse_checks(p.stdout)
+                                                for g in gs)):
+                checked.update(parse_checks(p.stdout))
+                if p.returncode not in (0, 1):
+                    log(f"mtc run M={m} failed: {p.stderr.strip()[-2000:]}")
+            for p in run_each([args.mtc, "bench", path, "--json"] + flags +
+                              common, graphs, m, "bench",
+                              lambda p, gs: p.returncode == 0):
+                if p.returncode != 0:
+                    log(f"mtc bench M={m} failed: {p.stderr.strip()[-2000:]}")
+                    continue
+                record_bench(args, rec, m, json.loads(p.stdout), checked,
+                             tune_info, flags)
+
+
+def run_each(cmd, graphs, m, what, worked):
+    """The processes of mtc `cmd` on `graphs` (one `--graph` each): one
+    process for all, or, where worked(process, graphs) says that it failed
+    and there are several, one per graph (a graph that mtc cannot compile
+    fails the whole process; alone it costs only its own rows)."""
+    p, _ = run(cmd + sum((["--graph", g] for g in graphs), []), 1800)
+    if len(graphs) == 1 or worked(p, graphs):
+        return [p]
+    log(f"mtc {what} M={m} failed on {len(graphs)} graphs at once (rc "
+        f"{p.returncode}: {p.stderr.strip()[-300:]}); each alone")
+    return [run(cmd + ["--graph", g], 1800)[0] for g in graphs]
+
+
+def record_bench(args, rec, m, data, checked, tune_info, flags):
+    """Rows of `mtc bench --json`'s graphs, with their checks."""
+    rec.meta["read_ceiling_gbs"] = data["read_ceiling_gbs"]
+    rec.meta["launch_floor_us"] = data.get("launch_floor_us")
+    rec.meta["device"] = data["device"]
+    rec.meta["driver"] = data["driver"]
+    for g in data["graphs"]:
+        name = g["graph"]
+        n, k = shape_of(name)
+        kern = g["kernels"][0]
+        # One kernel is the fused layer; more (a graph that did not
+        # fuse) count as the whole graph's time.
+        us = (kern["median_us"] if len(g["kernels"]) == 1
+              else g.get("graph_median_us", kern["median_us"]))
+        err, ok = checked.get(name, (float("nan"), False))
+        ti = tune_info.get(name, {})
+        rec.add(system="mtc", m=m, n=n, k=k, us=us,
+                err=err, ok=ok, schedule=kern["schedule"],
+                tuned="--tune" in flags,
+                compile_s=ti.get("tune_seconds"),
+                heuristic_us=ti.get("heuristic_us"),
+                registers=kern.get("registers"),
+                kernels=len(g["kernels"]), **weights_fields(args))
+        log(f"  mtc M={m} {n}x{k}: {us:.2f} us "
+            f"[{kern['schedule']}]{' tuned' if '--tune' in flags else ''} "
+            f"{'' if len(g['kernels']) == 1 else str(len(g['kernels'])) + ' kernels '}"
+            f"err {err:.2e} {'ok' if ok else 'FAIL'}")
 
 
 # ---------------------------------------------------------------------------
