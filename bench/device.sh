@@ -6,7 +6,7 @@
 #   bench/device.sh [OPTIONS] SUB-COMMAND [ARGS] [SUB-COMMAND [ARGS]]...
 #   bench/device.sh grid --ms LIST [--shapes LIST] TEMPLATE   (no GPU)
 #   bench/device.sh --help | SUB-COMMAND --help   (no GPU; matrix, compare,
-#                                  tests, routing, ffn, hf, e2e show their tool's help)
+#                                  tests, routing, ffn, hf, e2e, zoo show their tool's help)
 #
 # Sub-commands run in the order given; an argument that is a sub-command's
 # name starts the next one. Every sub-command line is checked before the
@@ -79,6 +79,22 @@
 #                    gpt-fast's int8 Llama (int4: --mode int4 --groupsize
 #                    G) as shipped and on mtc kernels ->
 #                    results.{jsonl,md}, plot.png, e2e.txt
+# The shape zoo (issue 25; bench/zoo.py):
+#   zoo --piece I/N [ARGS]
+#                    bench/zoo.py run --mtc MTC --out OUT ARGS: piece I of
+#                    the zoo's N (17 public configurations' linears and 20
+#                    random shapes at M = 1 to 4096; mtc's heuristic with
+#                    --arch sm_90a against bf16 cuBLAS and, int4, tinygemm),
+#                    compare.py once per run of the piece ->
+#                    zoo-<weights>-<I>of<N>/rows.jsonl, zoo.txt [--weights
+#                    int8|int4, default int8] [--ms LIST, default 1,2,...,
+#                    4096] [--piece-s S: estimated seconds per piece, default
+#                    420] [--budget-s S: start no measurement after S,
+#                    default 450] [--systems LIST: only these] [--tinygemm-
+#                    max-m M, default 256]. `python3 bench/zoo.py plan
+#                    --weights W` lists the pieces (N depends on --weights,
+#                    --ms, --piece-s, --tinygemm-max-m); `bench/zoo.py
+#                    report OUT...` merges them into zoo.{md,json,png}
 # Without a GPU:
 #   grid             print schedule points for `points`: the cartesian
 #                    product of TEMPLATE's {a,b,...} groups at every M of
@@ -105,11 +121,13 @@
 #       --arch sm_90a --budget-s 270
 #   bench/device.sh e2e --mode int4 --groupsize 128 --systems mtc,gpt-fast \
 #       --batches 1,8 --prefill 512 --no-tune
+#   bench/device.sh zoo --weights int8 --piece 1/19
+#   bench/device.sh zoo --weights int4 --piece 1/15
 set -uo pipefail
 
 CALLER=$PWD
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || exit 2
-SUBCOMMANDS=" matrix compare points tune ncu bench tests routing ffn hf e2e "
+SUBCOMMANDS=" matrix compare points tune ncu bench tests routing ffn hf e2e zoo "
 NCU_SECTIONS=SpeedOfLight,MemoryWorkloadAnalysis,WarpStateStats,ComputeWorkloadAnalysis,Occupancy
 
 usage() { sed -n '3,/^[^#]/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"; }
@@ -253,6 +271,27 @@ cmd_e2e() {
   fi
   python3 bench/e2e/gpt_fast.py --gpt-fast "$GPT_FAST" --out "$OUT" "$@" 2>&1 |
     tee "$OUT/e2e.txt"
+}
+
+cmd_zoo() {
+  local a
+  for a in "$@"; do
+    case $a in -h | --help) cd "$ROOT" && python3 bench/zoo.py run --help; exit ;; esac
+  done
+  need_mtc zoo
+  if [ -n "$CHECK" ]; then
+    # The tool's check: argparse, --piece against the plan's pieces, and
+    # (shown with -n) the piece's runs.
+    if [ -n "$DRY_RUN" ]; then
+      (cd "$ROOT" && python3 bench/zoo.py run --mtc "$MTC" --out "$ROOT/.check" \
+        "$@" --check-args) >&2
+    else
+      (cd "$ROOT" && python3 bench/zoo.py run --mtc "$MTC" --out "$ROOT/.check" \
+        "$@" --check-args) >/dev/null
+    fi || die "zoo: the arguments above are not bench/zoo.py run's"
+    return
+  fi
+  python3 bench/zoo.py run --mtc "$MTC" --out "$OUT" "$@"
 }
 
 # --- the command line
