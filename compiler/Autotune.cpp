@@ -77,11 +77,23 @@ LazyDevice::identity(llvm::StringRef cacheDir) {
       const llvm::json::Object *o = v ? v->getAsObject() : nullptr;
       if (!v)
         llvm::consumeError(v.takeError());
+      std::optional<int64_t> major, minor, sms, l2, smem;
+      if (o) {
+        major = o->getInteger("cc_major"), minor = o->getInteger("cc_minor");
+        sms = o->getInteger("sms"), l2 = o->getInteger("l2_bytes");
+        smem = o->getInteger("max_shared_per_block_optin");
+      }
+      // Files of older mtc versions lack the sizes: ask the driver again.
       if (o && o->getString("name") && o->getString("cc") &&
-          o->getString("driver")) {
+          o->getString("driver") && major && minor && sms && l2 && smem) {
         id = DeviceIdentity{o->getString("name")->str(),
                             o->getString("cc")->str(),
-                            o->getString("driver")->str()};
+                            o->getString("driver")->str(),
+                            int(*major),
+                            int(*minor),
+                            int(*sms),
+                            *l2,
+                            *smem};
         return *id;
       }
     }
@@ -91,9 +103,15 @@ LazyDevice::identity(llvm::StringRef cacheDir) {
     return i.takeError();
   id = *i;
   if (!path.empty()) {
-    llvm::json::Object o{{"name", id->name},
-                         {"cc", id->computeCapability},
-                         {"driver", id->driver}};
+    llvm::json::Object o{
+        {"name", id->name},
+        {"cc", id->computeCapability},
+        {"driver", id->driver},
+        {"cc_major", id->ccMajor},
+        {"cc_minor", id->ccMinor},
+        {"sms", id->sms},
+        {"l2_bytes", id->l2Bytes},
+        {"max_shared_per_block_optin", id->maxSharedPerBlockOptin}};
     llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
     // Best effort: without it the next run asks the driver again.
     llvm::consumeError(writeFileAtomically(
@@ -190,8 +208,14 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
   TuneCache cache(tuning.cacheDir);
   bool interactive = llvm::sys::Process::StandardErrIsDisplayed();
   std::vector<KernelTuning> results;
-  ScheduleTarget target;
+  ScheduleTarget target = options.target;
   target.wgmma = archHasWgmma(options.arch);
+  // The search starts from the heuristic's schedule, which the target sizes.
+  std::string codegen =
+      std::string(options.fastDequant ? "fast-dequant" : "cvt-dequant") +
+      llvm::formatv(" sms{0} l2 {1} smem {2}", target.numSMs, target.l2Bytes,
+                    target.maxSharedPerBlock)
+          .str();
 
   for (auto [k, op] : llvm::enumerate(ops)) {
     KernelTuning kt;
@@ -203,7 +227,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
                 id->computeCapability,
                 id->driver,
                 options.arch,
-                options.fastDequant ? "fast-dequant" : "cvt-dequant",
+                codegen,
                 std::string(MTC_VERSION) + "+" + MTC_BUILD_ID};
     std::vector<std::string> warnings;
     std::optional<TuneEntry> hit;

@@ -86,7 +86,8 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
   }
   PassManager schedules(ctx);
   PipelineOptions pipeline;
-  pipeline.wgmma = archHasWgmma(options.arch);
+  pipeline.target = options.target;
+  pipeline.target.wgmma = archHasWgmma(options.arch);
   buildSchedulePipeline(schedules, pipeline);
   if (failed(schedules.run(*module)))
     return internalError("scheduling failed for graph '" + func.getSymName() +

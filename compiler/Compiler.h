@@ -11,6 +11,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Kernel/Schedule.h"
+#include "passes/Heuristics.h"
 #include "runtime/Manifest.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -24,6 +25,9 @@ namespace mtc {
 
 struct CompileOptions {
   std::string arch = "sm_90";
+  /// The GPU the heuristic schedules are sized for (compiler/GpuTarget.h);
+  /// its `wgmma` is ignored: the arch decides.
+  ScheduleTarget target;
   bool fastDequant = true;
   /// mtc-fuse's remarks: what each kernel fused, why values stay apart.
   bool explainFusion = false;

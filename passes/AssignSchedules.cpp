@@ -26,6 +26,15 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
   void runOnOperation() override {
     ScheduleTarget target;
     target.wgmma = wgmma;
+    target.numSMs = numSMs;
+    target.l2Bytes = l2Bytes;
+    target.maxSharedPerBlock = maxSharedPerBlock;
+    if (numSMs < 1 || l2Bytes < 0 || maxSharedPerBlock < 0) {
+      getOperation().emitError("mtc-assign-schedules: num-sms must be at "
+                               "least 1, l2-bytes and max-shared-per-block "
+                               "not negative");
+      return signalPassFailure();
+    }
     getOperation().walk([&](Operation *op) {
       if (!isKernelOp(op) || op->hasAttr("schedule"))
         return;

@@ -1,8 +1,11 @@
-//===- Heuristics.cpp - Start schedules fitted to H200 runs ---------------===//
+//===- Heuristics.cpp - Start schedules for a target GPU ------------------===//
 //
 // The rules of thumb behind mtc-assign-schedules and the tuner's starts. Each
 // starts from what measured best (bench/results) and backs off until
-// checkSchedule accepts it, so it is legal whatever its numbers.
+// checkSchedule accepts it and its shared memory fits the target, so it is
+// legal whatever its numbers. Waves, L2 and shared memory are the target's
+// (ScheduleTarget); the H200 numbers in the comments are where the rules
+// were measured.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Heuristics.h"
@@ -14,30 +17,38 @@ using namespace mlir;
 using namespace mtc;
 using namespace mtc::kernel;
 
-static ScheduleParams defaultSimtSchedule(const ContractShape &c);
+static ScheduleParams defaultSimtSchedule(const ContractShape &c,
+                                          const ScheduleTarget &t);
 
-/// The multiprocessors of the H200 the heuristics were fitted on: a wave of
-/// blocks at one per multiprocessor.
-static constexpr int64_t kNumSMs = 132;
-/// About this many wgmma blocks keep the machine busy enough (split-K and
-/// two warpgroups of rows stop short of it, bench/results/2026-12-01-wgmma).
-static constexpr int64_t kWgmmaFillBlocks = 100;
-/// The H200's L2 cache (50 MiB).
-static constexpr int64_t kL2Bytes = int64_t(50) << 20;
+/// About this many blocks, three quarters of a wave at one per
+/// multiprocessor, keep the machine busy enough: split-K and two
+/// warpgroups of rows stop short of it (99 on an H200's 132
+/// multiprocessors; bench/results/2026-12-01-wgmma, 2026-11-30-tiled).
+static int64_t fillBlocks(const ScheduleTarget &t) {
+  return llvm::divideCeil(3 * t.numSMs, 4);
+}
 
-/// Shrinks `s` one `shrink` step at a time until it is legal for `c`;
+/// Whether `s` is legal for `c` and its shared memory fits the target.
+static bool legalOn(const ContractShape &c, const ScheduleParams &s,
+                    const ScheduleTarget &t) {
+  return checkContractSchedule(c, s).empty() &&
+         contractLaunchConfig(c, s).sharedBytes() <= t.maxSharedPerBlock;
+}
+
+/// Shrinks `s` one `shrink` step at a time until it is legal for `c` on `t`;
 /// `shrink` returns false when nothing is left to give. True if `s` ended up
 /// legal.
 static bool
 shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
+                 const ScheduleTarget &t,
                  llvm::function_ref<bool(ScheduleParams &)> shrink) {
   for (int guard = 0; guard < 32; ++guard) {
-    if (checkContractSchedule(c, s).empty())
+    if (legalOn(c, s, t))
       return true;
     if (!shrink(s))
       return false;
   }
-  return checkContractSchedule(c, s).empty();
+  return legalOn(c, s, t);
 }
 
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
@@ -50,7 +61,7 @@ shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
 /// `git show a15d773:bench/results/2026-11-29-rerun/heuristic_points.txt`,
 /// see bench/README.md).
 static std::optional<ScheduleParams>
-defaultMmaSchedule(const ContractShape &c) {
+defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   ScheduleParams s;
   s.kind = ScheduleKind::mma;
   s.rows = 1;
@@ -68,7 +79,7 @@ defaultMmaSchedule(const ContractShape &c) {
       llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
   int64_t chunks = c.k / (4 * s.vec);
   s.kwarps = 1;
-  while (s.kwarps < 8 && tiles * s.kwarps < 16 * kNumSMs &&
+  while (s.kwarps < 8 && tiles * s.kwarps < 16 * t.numSMs &&
          chunks / (s.kwarps * 2) >= 4)
     s.kwarps *= 2;
   // An i4 weight stream over 1024 tiles or more (N >= 16384), where the
@@ -83,7 +94,7 @@ defaultMmaSchedule(const ContractShape &c) {
     s.kwarps = tiles < 4096 ? 4 : 2;
   }
   s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
-  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
+  bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
     else if (s.warps > s.kwarps)
@@ -101,10 +112,10 @@ defaultMmaSchedule(const ContractShape &c) {
 /// linears (bench/results/2026-11-30-tiled/points*.txt): small blocks of 2
 /// to 4 warps, each warp on 16 or 32 weight rows and up to 64 activation
 /// rows, 256-wide K tiles four deep in the ring, several blocks per
-/// multiprocessor; split-K only when the blocks leave a quarter of the 132
+/// multiprocessor; split-K only when the blocks leave a quarter of the
 /// multiprocessors idle (its atomics cost more than they bring otherwise).
 static std::optional<ScheduleParams>
-defaultTiledSchedule(const ContractShape &c) {
+defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
   ScheduleParams s;
   s.kind = ScheduleKind::tiled;
   s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 64);
@@ -134,10 +145,10 @@ defaultTiledSchedule(const ContractShape &c) {
     s.kwarps = 1;
   ContractGeometry g = contractGeometry(c, s);
   int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
-  while (s.splitk < 16 && blocks * s.splitk < 100 &&
+  while (s.splitk < 16 && blocks * s.splitk < fillBlocks(t) &&
          tiles / (s.splitk * 2) >= 2 * s.stages)
     s.splitk *= 2;
-  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
+  bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;
     else if (s.vec > 16)
@@ -188,7 +199,7 @@ defaultTiledSchedule(const ContractShape &c) {
 /// activations where more than a wave runs without split-K (14336 x 4096:
 /// 29.4 us against 37.4 for the tiled start).
 static std::optional<ScheduleParams>
-defaultWgmmaSchedule(const ContractShape &c) {
+defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   ScheduleParams s;
   s.kind = ScheduleKind::wgmma;
   s.rows = s.kwarps = s.unroll = s.mwarps = 1;
@@ -207,8 +218,8 @@ defaultWgmmaSchedule(const ContractShape &c) {
     // weight fits half of L2 (the second tile reads it from there).
     ScheduleParams half = s;
     half.mtile = int64_t(llvm::alignTo(llvm::divideCeil(c.m, 2), 8));
-    if (blocksOf(s) < kWgmmaFillBlocks && blocksOf(half) <= kNumSMs &&
-        c.weightBytes(c.n * c.k) <= kL2Bytes / 2)
+    if (blocksOf(s) < fillBlocks(t) && blocksOf(half) <= t.numSMs &&
+        c.weightBytes(c.n * c.k) <= t.l2Bytes / 2)
       s.mtile = half.mtile;
   } else if (c.m > 256) {
     // Two warpgroups of rows do about 12% more per block than one, so they
@@ -217,11 +228,11 @@ defaultWgmmaSchedule(const ContractShape &c) {
     // the ring takes most of shared memory).
     ScheduleParams two = s;
     two.rows = 2;
-    auto waveShare = [](int64_t blocks) {
-      return double(blocks) / double(llvm::alignTo(blocks, kNumSMs));
+    auto waveShare = [&](int64_t blocks) {
+      return double(blocks) / double(llvm::alignTo(blocks, t.numSMs));
     };
     constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
-    if (blocksOf(two) >= kWgmmaFillBlocks &&
+    if (blocksOf(two) >= fillBlocks(t) &&
         waveShare(blocksOf(s)) <=
             kTwoRowsGain * kClearWin * waveShare(blocksOf(two)))
       s.rows = 2;
@@ -237,34 +248,34 @@ defaultWgmmaSchedule(const ContractShape &c) {
   // Tiles wider than 128 rows never split past the wave (nor take turns).
   bool wide = c.m <= 256 && s.mtile > 128;
   splitWhile([&](int64_t b) {
-    return b < kWgmmaFillBlocks && (!wide || 2 * b <= kNumSMs);
+    return b < fillBlocks(t) && (!wide || 2 * b <= t.numSMs);
   });
   auto sharedWith = [&](int64_t stages) {
     ScheduleParams t = s;
     t.stages = stages;
     return contractLaunchConfig(c, t).sharedBytes();
   };
-  bool turns = c.m <= 256 && blocks <= kNumSMs && !wide;
+  bool turns = c.m <= 256 && blocks <= t.numSMs && !wide;
   if (turns) {
     s.kwarps = 2;
     s.stages = 8;
     s.splitk = 1;
-    splitWhile([](int64_t b) { return 2 * b <= kNumSMs; });
+    splitWhile([&](int64_t b) { return 2 * b <= t.numSMs; });
   } else if (c.m <= 64) {
     s.stages = 8;
-    s.cluster = s.splitk == 1 && blocks > kNumSMs ? 2 : 1;
+    s.cluster = s.splitk == 1 && blocks > t.numSMs ? 2 : 1;
   } else if (c.m <= 256) {
-    bool twoPerSM = 2 * sharedWith(4) <= kMaxOptinShared;
+    bool twoPerSM = 2 * sharedWith(4) <= t.maxSharedPerBlock;
     int64_t deep = s.mtile <= 128 ? 6 : 5;
-    if (!(twoPerSM && blocks * s.splitk > kNumSMs) &&
-        sharedWith(deep) <= kMaxOptinShared)
+    if (!(twoPerSM && blocks * s.splitk > t.numSMs) &&
+        sharedWith(deep) <= t.maxSharedPerBlock)
       s.stages = deep;
   } else {
     s.stages = s.rows == 2 ? 4 : 5;
     s.cluster = 2;
   }
   deriveScheduleFields(s);
-  bool legal = shrinkUntilLegal(c, s, [](ScheduleParams &s) {
+  bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.stages > 2 * s.kwarps)
       --s.stages;
     else if (s.kwarps > 1)
@@ -297,17 +308,17 @@ std::optional<ScheduleParams>
 mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
                              const ScheduleTarget &target) {
   if (kind == ScheduleKind::wgmma)
-    return target.wgmma ? defaultWgmmaSchedule(c) : std::nullopt;
+    return target.wgmma ? defaultWgmmaSchedule(c, target) : std::nullopt;
   if (kind == ScheduleKind::mma || kind == ScheduleKind::tiled) {
     if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
       return std::nullopt;
-    return kind == ScheduleKind::mma ? defaultMmaSchedule(c)
-                                     : defaultTiledSchedule(c);
+    return kind == ScheduleKind::mma ? defaultMmaSchedule(c, target)
+                                     : defaultTiledSchedule(c, target);
   }
   if (kind != ScheduleKind::simt)
     return std::nullopt;
-  ScheduleParams s = defaultSimtSchedule(c);
-  if (!checkContractSchedule(c, s).empty())
+  ScheduleParams s = defaultSimtSchedule(c, target);
+  if (!legalOn(c, s, target))
     return std::nullopt;
   return s;
 }
@@ -315,7 +326,7 @@ mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
 ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
                                             const ScheduleTarget &target) {
   if (target.wgmma && c.m >= kWgmmaFromM && !c.aPrologue)
-    if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c))
+    if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c, target))
       return *wgmma;
   // int4 weights take tensor cores from M = 1: on CUDA cores their
   // conversion, dequantization and the split of each bf16 pair into two
@@ -325,15 +336,16 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   if ((c.m >= 2 || fromOne) &&
       mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
     if (c.m >= kTiledFromM && !c.aPrologue)
-      if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c))
+      if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target))
         return *tiled;
-    if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c))
+    if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c, target))
       return *mma;
   }
-  return defaultSimtSchedule(c);
+  return defaultSimtSchedule(c, target);
 }
 
-static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
+static ScheduleParams defaultSimtSchedule(const ContractShape &c,
+                                          const ScheduleTarget &t) {
   ScheduleParams s;
   s.kind = ScheduleKind::simt;
   // The narrowest load is a byte (two i4 elements).
@@ -357,10 +369,10 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c) {
   // Too few blocks to fill the SMs: narrow each block first.
   while (s.rows > 1 &&
          contractGeometry(c, s).gridN * contractGeometry(c, s).gridM <
-             2 * kNumSMs)
+             2 * t.numSMs)
     s.rows /= 2;
   // Back off until the schedule is legal (small or odd problems).
-  bool legal = shrinkUntilLegal(c, s, [eb](ScheduleParams &s) {
+  bool legal = shrinkUntilLegal(c, s, t, [eb](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
     else if (s.rows > 1)

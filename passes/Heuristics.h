@@ -1,9 +1,10 @@
-//===- Heuristics.h - Start schedules fitted to H200 runs -------*- C++ -*-===//
+//===- Heuristics.h - Start schedules for a target GPU ----------*- C++ -*-===//
 //
 // The schedule a kernel gets when it is not tuned, and the starts the
-// autotuner descends from. These are tuning decisions (thresholds and shapes
-// fitted to H200 runs of the benchmark suite), kept apart from the dialect's
-// rules: dialects/Kernel/Schedule.h says what is legal and what a schedule
+// autotuner descends from. These are tuning decisions (thresholds measured on
+// H200 runs of the benchmark suite, sized by the target's multiprocessors,
+// L2 and shared memory), kept apart from the dialect's rules:
+// dialects/Kernel/Schedule.h says what is legal and what a schedule
 // launches; this file picks among the legal schedules.
 //
 //===----------------------------------------------------------------------===//
@@ -18,10 +19,18 @@
 
 namespace mtc {
 
-/// What the compile's target offers the heuristics.
+/// What the compile's target GPU offers the heuristics
+/// (compiler/GpuTarget.h fills it from a named GPU or the one at hand). The
+/// defaults are an H100/H200's (SXM).
 struct ScheduleTarget {
   /// Hopper's wgmma and TMA (sm_90a): the wgmma kind may be picked.
   bool wgmma = false;
+  /// Multiprocessors: a wave of blocks at one per multiprocessor.
+  int64_t numSMs = 132;
+  /// The L2 cache.
+  int64_t l2Bytes = int64_t(50) << 20;
+  /// Shared memory one block may use (opted in).
+  int64_t maxSharedPerBlock = 227 * 1024;
 };
 
 /// The heuristic start for `op` (a kernel.contract or kernel.elementwise).

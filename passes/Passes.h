@@ -4,6 +4,7 @@
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Kernel/KernelOps.h"
+#include "passes/Heuristics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -24,8 +25,9 @@ namespace mtc {
 /// Options of the whole pipeline (graph dialect to LLVM dialect).
 struct PipelineOptions {
   bool fastDequant = true;
-  /// The target has wgmma and TMA (sm_90a): schedules may use the wgmma kind.
-  bool wgmma = false;
+  /// What the heuristic schedules are sized for; with `target.wgmma` (sm_90a)
+  /// they may use the wgmma kind.
+  ScheduleTarget target;
   /// Kernels start with griddepcontrol (sm_90+; EmitOptions::gridDependency).
   bool gridDependency = false;
 };

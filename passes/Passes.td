@@ -65,11 +65,19 @@ def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
   let description = [{
     Kernels that already carry a `#kernel.schedule` (set by the autotuner or
     written in the input) keep it. With `wgmma=true` (an sm_90a target) the
-    heuristic may pick the wgmma kind.
+    heuristic may pick the wgmma kind. The other options describe the target
+    GPU (defaults: an H100/H200's); `mtc` sets them from `--target`.
   }];
   let options = [
     Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "The target has wgmma and TMA (sm_90a)">
+           "The target has wgmma and TMA (sm_90a)">,
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "The target's multiprocessors">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"50 << 20",
+           "The target's L2 cache in bytes">,
+    Option<"maxSharedPerBlock", "max-shared-per-block", "int64_t",
+           /*default=*/"227 * 1024",
+           "Shared memory one block may use (opted in), in bytes">
   ];
   let dependentDialects = ["::mtc::kernel::KernelDialect"];
 }

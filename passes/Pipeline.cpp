@@ -30,7 +30,10 @@ void buildFusionPipeline(OpPassManager &pm, bool explain) {
 
 void buildSchedulePipeline(OpPassManager &pm, const PipelineOptions &options) {
   AssignSchedulesOptions assign;
-  assign.wgmma = options.wgmma;
+  assign.wgmma = options.target.wgmma;
+  assign.numSMs = options.target.numSMs;
+  assign.l2Bytes = options.target.l2Bytes;
+  assign.maxSharedPerBlock = options.target.maxSharedPerBlock;
   pm.nest<graph::FuncOp>().addPass(createAssignSchedules(assign));
 }
 

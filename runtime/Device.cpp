@@ -47,7 +47,8 @@ static Expected<cu::CUdevice> initDevice(const CudaDriver &drv, int ordinal) {
 namespace {
 /// What names a device in the tuning cache, as the driver reports it.
 struct RawIdentity {
-  int driverVersion = 0, ccMajor = 0, ccMinor = 0;
+  int driverVersion = 0, ccMajor = 0, ccMinor = 0, sms = 0;
+  int64_t l2 = 0, maxSharedOptin = 0;
   std::string name;
 };
 } // namespace
@@ -87,6 +88,16 @@ static Expected<RawIdentity> queryIdentity(const CudaDriver &drv,
                              cu::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
                              id.ccMinor))
     return std::move(e);
+  if (Error e = getAttribute(
+          drv, dev, cu::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, id.sms))
+    return std::move(e);
+  if (Error e =
+          getAttribute(drv, dev, cu::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, id.l2))
+    return std::move(e);
+  if (Error e = getAttribute(
+          drv, dev, cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+          id.maxSharedOptin))
+    return std::move(e);
   return id;
 }
 
@@ -104,6 +115,11 @@ Expected<DeviceIdentity> identifyDevice(int ordinal) {
   id.driver = formatDriverVersion(raw->driverVersion);
   id.name = raw->name;
   id.computeCapability = fmt::format("{}.{}", raw->ccMajor, raw->ccMinor);
+  id.ccMajor = raw->ccMajor;
+  id.ccMinor = raw->ccMinor;
+  id.sms = raw->sms;
+  id.l2Bytes = raw->l2;
+  id.maxSharedPerBlockOptin = raw->maxSharedOptin;
   return id;
 }
 
@@ -116,15 +132,14 @@ Error Device::query(cu::CUdevice device) {
   devName = raw->name;
   ccMajor = raw->ccMajor;
   ccMinor = raw->ccMinor;
+  sms = raw->sms;
+  l2 = raw->l2;
+  maxSharedOptin = raw->maxSharedOptin;
 
   auto attr = [&](cu::CUdevice_attribute a, auto &out) {
     return getAttribute(drv, dev, a, out);
   };
   using namespace cu;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, sms))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, l2))
-    return e;
   if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, maxThreads))
     return e;
   if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, maxBlock[0]))
@@ -141,9 +156,6 @@ Error Device::query(cu::CUdevice device) {
     return e;
   if (Error e =
           attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, maxShared))
-    return e;
-  if (Error e = attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                     maxSharedOptin))
     return e;
   Expected<int64_t> total = drv.deviceTotalMemory(dev);
   if (!total)

@@ -23,6 +23,9 @@ struct DeviceIdentity {
   std::string name;              // "NVIDIA H200"
   std::string computeCapability; // "9.0"
   std::string driver;            // "13.0"
+  /// What schedules are sized by (compiler/GpuTarget.h).
+  int ccMajor = 0, ccMinor = 0, sms = 0;
+  int64_t l2Bytes = 0, maxSharedPerBlockOptin = 0;
 };
 llvm::Expected<DeviceIdentity> identifyDevice(int ordinal = 0);
 

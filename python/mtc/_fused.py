@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from . import compiler
 from ._torch_base import (DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES,
-                          _device_arch, woq_linear_eager)
+                          _device_arch, device_target, woq_linear_eager)
 from .runtime import Artifact
 
 _artifacts: Dict[Tuple, Artifact] = {}
@@ -132,7 +132,7 @@ def _artifact(dev, d, hid, dtype, eps, residual):
             paths = compiler.compile_graphs(
                 {name: ffn_graph(name, d, hid, dtype, eps, residual)},
                 DEFAULT_BUCKETS,
-                arch=arch, progress=None)
+                arch=arch, target=device_target(dev), progress=None)
             with torch.cuda.device(dev):
                 torch.cuda.synchronize()
                 _artifacts[key] = Artifact(paths[name])

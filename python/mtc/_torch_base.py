@@ -191,6 +191,7 @@ class Kernels:
         start = time.monotonic()
         paths = compiler.compile_graphs(
             graphs, self.buckets, arch=arch, tune=self.tune,
+            target=device_target(dev),
             max_probes=self.max_probes,
             device=f"{name}|{arch}|cuda {torch.version.cuda}",
             progress=report)
@@ -202,6 +203,20 @@ class Kernels:
             report(f"{len(keys)} linear shape(s) x {len(self.buckets)} "
                    f"buckets ready on cuda:{dev} ({name}) in "
                    f"{time.monotonic() - start:.1f} s")
+
+
+def device_target(dev):
+    """``mtc compile --target`` for cuda:``dev``: its multiprocessors, L2
+    and opted-in shared memory per block, so that the heuristic schedules
+    are sized for the GPU at hand ("gpu", mtc's own query of the first
+    GPU, where this PyTorch does not report them)."""
+    p = torch.cuda.get_device_properties(dev)
+    facts = [getattr(p, a, None) for a in (
+        "multi_processor_count", "L2_cache_size",
+        "shared_memory_per_block_optin")]
+    if any(not isinstance(v, int) for v in facts):
+        return "gpu"
+    return "sms={},l2={},smem={}".format(*facts)
 
 
 def _device_arch(dev):

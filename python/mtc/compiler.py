@@ -114,9 +114,11 @@ def _binary_identity(binary: str) -> str:
 
 
 def artifact_key(text: str, buckets: Sequence[int], *, arch: str, tune: bool,
-                 max_probes: Optional[int], device: str, binary_id: str) -> str:
+                 max_probes: Optional[int], device: str, binary_id: str,
+                 target: Optional[str] = None) -> str:
     """The cache key of one graph's artifact."""
     fields = {"graph": text, "buckets": list(buckets), "arch": arch,
+              "target": target,
               "tune": bool(tune),
               "max_probes": max_probes if tune else None,
               # Untuned PTX does not depend on the GPU, only on the arch.
@@ -140,6 +142,7 @@ def _check_buckets(buckets) -> list:
 def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
                    symbol: str = "M", arch: str = "sm_90", tune: bool = False,
                    max_probes: Optional[int] = None, device: str = "",
+                   target: Optional[str] = None,
                    cache_dir: Optional[os.PathLike] = None,
                    progress: Optional[Callable[[str], None]] = None
                    ) -> Dict[str, Path]:
@@ -149,9 +152,13 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
 
     ``tune`` autotunes every kernel on the GPU (``mtc compile --tune``, at
     most ``max_probes`` schedules per kernel); ``device`` names the GPU for
-    the cache key of tuned artifacts. ``progress`` receives one line per
-    kernel while mtc works (None: silent)."""
+    the cache key of tuned artifacts. ``target`` is ``mtc compile
+    --target``: the GPU the heuristic schedules are sized for (None: mtc's
+    default for ``arch``). ``progress`` receives one line per kernel while
+    mtc works (None: silent)."""
     buckets = _check_buckets(buckets)
+    if target is not None and (not isinstance(target, str) or not target):
+        raise ValueError(f"target: expected a non-empty str, got {target!r}")
     if max_probes is not None and (not isinstance(max_probes, int) or
                                    max_probes < 1):
         raise ValueError(f"max_probes: expected a positive int, got "
@@ -165,7 +172,7 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     bid = _binary_identity(binary)
     keys = {n: artifact_key(t, buckets, arch=arch, tune=tune,
                             max_probes=max_probes, device=device,
-                            binary_id=bid)
+                            binary_id=bid, target=target)
             for n, t in graphs.items()}
     result = {n: root / keys[n] / f"{n}.json" for n in graphs}
     missing = [n for n in graphs if not result[n].is_file()]
@@ -185,6 +192,8 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
         out = tmp / "out"
         cmd = [binary, "compile", str(source), "-o", str(out), "--arch", arch,
                "--bind", f"{symbol}=" + ",".join(map(str, buckets))]
+        if target is not None:
+            cmd += ["--target", target]
         if tune:
             cmd += ["--tune", "--verbose"]
             if max_probes is not None:

@@ -121,6 +121,27 @@ def test_compile_and_cache(cache_dir, monkeypatch):
         mtc.compile_graphs(graphs, [1, 2, 8])
     with pytest.raises(AssertionError, match="mtc ran again"):
         mtc.compile_graphs(graphs, [1, 2, 4], arch="sm_80")
+    with pytest.raises(AssertionError, match="mtc ran again"):
+        mtc.compile_graphs(graphs, [1, 2, 4], target="l40s")
+
+
+def test_target_sizes_the_schedules(cache_dir):
+    """``target`` is mtc compile --target: a GPU of 16 multiprocessors gets
+    fewer warps on K at M = 16 than the default H100/H200 (kwarps 1 against
+    8 on 8192 x 4096)."""
+    graphs = {"big": mtc.linear_graph("big", 8192, 4096)}
+
+    def m16_schedule(**kw):
+        path = mtc.compile_graphs(graphs, [1, 16], **kw)["big"]
+        d = json.loads(path.read_text())
+        b = [b for b in d["buckets"] if b["value"] == 16][0]
+        m = json.loads((path.parent / b["manifest"]).read_text())
+        return m["kernels"][0]["schedule"]
+
+    assert " kw8 " in m16_schedule()
+    assert " kw1 " in m16_schedule(target="sms=16,l2=4194304,smem=101376")
+    with pytest.raises(mtc.CompileError, match="--target 'h300': not a known"):
+        m16_schedule(target="h300")
 
 
 def test_cache_key_fields():
@@ -152,6 +173,8 @@ def test_compile_errors(cache_dir):
     (dict(buckets=[4, 2]), ValueError, "buckets: expected ascending"),
     (dict(buckets=[0, 2]), ValueError, "buckets: expected at least two"),
     (dict(max_probes=0), ValueError, "max_probes: expected a positive int"),
+    (dict(target=""), ValueError, "target: expected a non-empty str"),
+    (dict(target=132), ValueError, "target: expected a non-empty str"),
     (dict(graphs={"a b": "x"}), ValueError, "graphs: 'a b' is not a graph"),
 ])
 def test_compile_argument_errors(cache_dir, kwargs, error, message):

@@ -17,6 +17,10 @@
 //   launch_fail    cuLaunchKernel fails with CUDA_ERROR_LAUNCH_FAILED
 //   fault          launching the kernel named by FAKE_CUDA_FAULT_KERNEL
 //                  makes later synchronisations fail (sticky, like a fault)
+//   small_gpu      the device is a compute capability 8.9 part with 16
+//                  multiprocessors, 4 MiB of L2 and 99 KiB of shared memory
+//                  per block (the H200's otherwise)
+//   old_gpu        the device has compute capability 7.5
 //
 // The fake also checks what the real driver would reject or what would be
 // undefined there (parameters that are not device pointers, synchronous
@@ -209,22 +213,22 @@ FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a,
     *v = 48 * 1024;
     break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
-    *v = 227 * 1024;
+    *v = (mode() == "small_gpu" ? 99 : 227) * 1024;
     break;
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
-    *v = 132;
+    *v = mode() == "small_gpu" ? 16 : 132;
     break;
   case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
-    *v = 50 * 1024 * 1024;
+    *v = (mode() == "small_gpu" ? 4 : 50) * 1024 * 1024;
     break;
   case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR:
     *v = 2048;
     break;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-    *v = 9;
+    *v = mode() == "small_gpu" ? 8 : mode() == "old_gpu" ? 7 : 9;
     break;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-    *v = 0;
+    *v = mode() == "small_gpu" ? 9 : mode() == "old_gpu" ? 5 : 0;
     break;
   default:
     return CUDA_ERROR_INVALID_VALUE;

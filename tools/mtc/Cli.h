@@ -13,6 +13,7 @@
 #include "compiler/Autotune.h"
 #include "compiler/Compiler.h"
 #include "compiler/Diagnostics.h"
+#include "compiler/GpuTarget.h"
 #include "compiler/Input.h"
 #include "compiler/Output.h"
 #include "compiler/Ptx.h"
@@ -50,6 +51,7 @@ extern cl::opt<std::string> outDir;
 extern cl::opt<std::string> dumpDir;
 extern cl::opt<std::string> emitStage;
 extern cl::opt<std::string> arch;
+extern cl::opt<std::string> targetSpec;
 extern cl::list<std::string> graphNames;
 extern cl::list<std::string> binds;
 extern cl::opt<bool> noFastDequant;
@@ -82,8 +84,22 @@ struct Input {
   TargetSet set{llvm::errs()};
   std::map<unsigned, kernel::ScheduleParams> schedules;
   LazyDevice device;
+  /// The arch compiled for and the GPU the schedules are sized for, from
+  /// --arch and --target (resolveTarget).
+  std::string archUsed = "sm_90";
+  GpuTarget gpu = defaultTargetFor("sm_90");
 
   using Target = TargetSet::Target;
+
+  /// Sets archUsed and gpu from the flags; `onGpu`: the command runs on the
+  /// GPU, whose arch and facts are the defaults. Returns an exit code on
+  /// failure (1: a bad flag; 2: no GPU to ask).
+  std::optional<int> resolveTarget(bool onGpu);
+  /// "target: sm_90a, schedules sized for NVIDIA H200 (132 SMs, ...)\n".
+  std::string targetLine() const {
+    return "target: " + archUsed + ", schedules sized for " + gpu.describe() +
+           "\n";
+  }
   std::vector<Target> &targets() { return set.targets(); }
   const Bindings &bindings() const { return set.bindings(); }
 
@@ -155,7 +171,8 @@ struct Input {
   CompileOptions compileOptions(const Target &t) const {
     CompileOptions o;
     o.schedules = schedules;
-    o.arch = arch;
+    o.arch = archUsed;
+    o.target = gpu.forArch(archUsed);
     o.fastDequant = !noFastDequant;
     o.explainFusion = explainFusion;
     o.sourceName = inputFile;

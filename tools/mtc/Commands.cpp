@@ -15,11 +15,46 @@ namespace mtc::cli {
 // mtc compile
 //===----------------------------------------------------------------------===//
 
-/// Compiles every selected graph; returns an exit code on failure.
-std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
-  if (!isSupportedArch(arch))
+std::optional<int> Input::resolveTarget(bool onGpu) {
+  if (!arch.empty() && !isSupportedArch(arch))
     return fail(kUserError, "unsupported --arch '" + arch +
                                 "' (supported: " + supportedArchs() + ")");
+  std::string spec =
+      targetSpec.empty() && onGpu ? std::string("gpu") : targetSpec.getValue();
+  if (spec == "gpu") {
+    llvm::Expected<const DeviceIdentity &> id = device.identity(cacheDir);
+    if (!id && !onGpu)
+      return fail(kInternalError,
+                  "--target gpu asks the GPU at hand (or name one: " +
+                      knownTargetNames() +
+                      "): " + llvm::toString(id.takeError()));
+    if (!id)
+      return failWith(id.takeError());
+    llvm::Expected<std::string> gpuArch =
+        archForComputeCapability(id->ccMajor, id->ccMinor);
+    if (!gpuArch)
+      return failWith(gpuArch.takeError());
+    gpu.name = id->name;
+    gpu.arch = *gpuArch;
+    gpu.facts.numSMs = id->sms;
+    gpu.facts.l2Bytes = id->l2Bytes;
+    gpu.facts.maxSharedPerBlock = id->maxSharedPerBlockOptin;
+  } else if (!spec.empty()) {
+    llvm::Expected<GpuTarget> t =
+        parseTarget(spec, arch.empty() ? "sm_90" : StringRef(arch));
+    if (!t)
+      return failWith(t.takeError());
+    gpu = std::move(*t);
+  } else {
+    gpu = defaultTargetFor(arch.empty() ? "sm_90" : StringRef(arch));
+    gpu.arch = arch.empty() ? std::string("sm_90") : arch.getValue();
+  }
+  archUsed = arch.empty() ? gpu.arch : arch;
+  return std::nullopt;
+}
+
+/// Compiles every selected graph; returns an exit code on failure.
+std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
   for (const Input::Target &t : in.targets()) {
     llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
@@ -35,9 +70,9 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
 }
 
 int compileMain() {
-  if (!isSupportedArch(arch))
-    return fail(kUserError, "unsupported --arch '" + arch +
-                                "' (supported: " + supportedArchs() + ")");
+  Input in;
+  if (std::optional<int> rc = in.resolveTarget(/*onGpu=*/false))
+    return *rc;
   static const char *stages[] = {"graph", "kernel", "nvvm",    "llvm-dialect",
                                  "llvm",  "ptx",    "manifest"};
   if (!emitStage.empty() && !llvm::is_contained(stages, emitStage))
@@ -45,7 +80,6 @@ int compileMain() {
                 "unknown --emit stage '" + emitStage + "' (" +
                     llvm::join(std::begin(stages), std::end(stages), ", ") +
                     ")");
-  Input in;
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
 
@@ -80,6 +114,7 @@ int compileMain() {
         "{}: {} kernel{} -> {}{}\n", c.name, c.manifest.kernels.size(),
         c.manifest.kernels.size() == 1 ? "" : "s",
         joinPath(outDir, c.name + ".ptx"), kernelList(c.manifest));
+  llvm::outs() << in.targetLine();
   return kSuccess;
 }
 
@@ -100,9 +135,10 @@ llvm::Expected<bool> runOne(Device &device, graph::FuncOp graph,
       **exec, seed, argumentShapes(graph), resultShapes(graph));
   if (!run)
     return run.takeError();
-  llvm::outs() << fmt::format(
-      "{}: ran {} kernel{} on {}\n", label, c.manifest.kernels.size(),
-      c.manifest.kernels.size() == 1 ? "" : "s", device.name());
+  llvm::outs() << fmt::format("{}: ran {} kernel{} on {} ({})\n", label,
+                              c.manifest.kernels.size(),
+                              c.manifest.kernels.size() == 1 ? "" : "s",
+                              device.name(), c.manifest.arch);
   if (!check)
     return true;
   std::optional<double> tol;
@@ -154,6 +190,8 @@ int runMain() {
     return fail(kUserError, "--batch " + std::to_string(batch) +
                                 " exceeds the largest bucket " + symbol + "=" +
                                 std::to_string(values.back()));
+  if (std::optional<int> rc = in.resolveTarget(/*onGpu=*/true))
+    return *rc;
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
     return *rc;
@@ -209,6 +247,8 @@ int runMain() {
 int benchMain() {
   Input in;
   if (std::optional<int> rc = in.load(inputFile))
+    return *rc;
+  if (std::optional<int> rc = in.resolveTarget(/*onGpu=*/true))
     return *rc;
   std::vector<CompiledGraph> compiled;
   if (std::optional<int> rc = compileAll(in, compiled))
@@ -294,6 +334,8 @@ int benchMain() {
     llvm::outs() << llvm::formatv("{0:2}",
                                   llvm::json::Value(llvm::json::Object{
                                       {"device", device->name()},
+                                      {"arch", in.archUsed},
+                                      {"target", in.gpu.describe()},
                                       {"driver", device->driverVersionString()},
                                       {"read_ceiling_gbs", ceilingGBs},
                                       {"launch_floor_us", launchFloorUs},
@@ -310,9 +352,8 @@ int tuneMain() {
   Input in;
   if (std::optional<int> rc = in.load(inputFile))
     return *rc;
-  if (!isSupportedArch(arch))
-    return fail(kUserError, "unsupported --arch '" + arch +
-                                "' (supported: " + supportedArchs() + ")");
+  if (std::optional<int> rc = in.resolveTarget(/*onGpu=*/true))
+    return *rc;
   llvm::json::Array graphs;
   for (const Input::Target &t : in.targets()) {
     std::vector<KernelTuning> tuned;
@@ -347,8 +388,12 @@ int tuneMain() {
   }
   if (jsonOutput)
     llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                               {"arch", in.archUsed},
+                                               {"target", in.gpu.describe()},
                                                {"graphs", std::move(graphs)}}))
                  << "\n";
+  else
+    llvm::outs() << in.targetLine();
   return kSuccess;
 }
 
