@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from ._int4 import dequantize_int4, pack_int4
+from ._routing import check_route
 from ._torch_base import DEFAULT_BUCKETS, LayerKey, _DTYPES
 
 QUANTIZE_KINDS = ("int8", "int4")
@@ -159,7 +160,8 @@ def quantize_(model: torch.nn.Module, kind: str = "int8", *,
               filter_fn: Optional[Callable[[torch.nn.Module, str], bool]]
               = None,
               buckets: Sequence[int] = DEFAULT_BUCKETS,
-              progress: bool = True) -> QuantizeReport:
+              progress: bool = True,
+              route: str = "measure") -> QuantizeReport:
     """Quantizes every ``nn.Linear`` of ``model`` (those ``filter_fn(module,
     name)`` accepts, if given) in place: each becomes a ``WoqLinear``
     (``kind="int8"``) or an ``Int4Linear`` (``"int4"``, groups of
@@ -167,7 +169,8 @@ def quantize_(model: torch.nn.Module, kind: str = "int8", *,
     state-dict key ``weight``, its ``scales`` (and ``zeros``) and the
     original ``bias``. On CUDA it then compiles (or loads from the cache)
     mtc's kernels for every distinct layer over ``buckets`` of M, as
-    ``swap`` does. Returns a QuantizeReport: the layers quantized with their
+    ``swap`` does, and with ``route="measure"`` routes the buckets where
+    PyTorch's fallback measures faster to it (``swap``'s ``route``). Returns a QuantizeReport: the layers quantized with their
     error, and those left alone with the reason. Raises ValueError when no
     layer could be quantized.
 
@@ -175,6 +178,7 @@ def quantize_(model: torch.nn.Module, kind: str = "int8", *,
     same quantize_ call (``load_state_dict``); it does not load into an
     unquantized model, whose keys it does not match."""
     _check_args(model, kind, group_size, filter_fn)
+    check_route(route)
     from . import torch as mt
     report = QuantizeReport()
     names = _tied(model)
@@ -234,7 +238,8 @@ def quantize_(model: torch.nn.Module, kind: str = "int8", *,
                               _DTYPES[w.dtype], b is not None, kind,
                               group_size if kind == "int4" else 0))
     if keys:
-        mt.kernels.configure(buckets, False, mt.kernels.max_probes, progress)
+        mt.kernels.configure(buckets, False, mt.kernels.max_probes, progress,
+                             route)
         mt.kernels.load(keys)
     return report
 

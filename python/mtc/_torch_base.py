@@ -11,7 +11,7 @@ from typing import Callable, Dict, Iterable, NamedTuple, Optional, Sequence, \
 import torch
 import torch.nn.functional as F
 
-from . import compiler
+from . import _routing, compiler
 from ._tools import MtcError
 from .runtime import Artifact
 
@@ -131,16 +131,25 @@ class Kernels:
     same tuning settings."""
 
     def __init__(self, buckets=DEFAULT_BUCKETS, tune=False,
-                 max_probes=DEFAULT_MAX_PROBES, progress=True):
+                 max_probes=DEFAULT_MAX_PROBES, progress=True, route="mtc"):
         self._artifacts: Dict[LayerKey, Artifact] = {}
         self._retired = []
         self._lock = threading.Lock()
-        self.configure(buckets, tune, max_probes, progress)
+        #: Per layer, the (mtc µs, fallback µs) of each bucket, once
+        #: measured (mtc._routing), and the buckets the fallback takes.
+        self.times: Dict[LayerKey, _routing.Times] = {}
+        self._fallback: Dict[LayerKey, frozenset] = {}
+        self.configure(buckets, tune, max_probes, progress, route)
 
-    def configure(self, buckets, tune, max_probes, progress):
+    def configure(self, buckets, tune, max_probes, progress, route="mtc"):
         """New settings for what is loaded from now on. Artifacts loaded
         under other settings are no longer handed out, but stay loaded:
-        CUDA graphs captured earlier may still launch their kernels."""
+        CUDA graphs captured earlier may still launch their kernels.
+        ``route`` (mtc._routing.ROUTES): "measure" routes each bucket to
+        mtc's kernels or to the layer's PyTorch fallback, whichever
+        measured faster on this GPU; "mtc" runs mtc's kernels up to the
+        largest bucket."""
+        _routing.check_route(route)
         buckets = tuple(compiler._check_buckets(buckets))
         if max_probes is not None and (not isinstance(max_probes, int) or
                                        max_probes < 1):
@@ -151,9 +160,10 @@ class Kernels:
             if settings != getattr(self, "_settings", settings):
                 self._retired.extend(self._artifacts.values())
                 self._artifacts = {}
+                self.times, self._fallback = {}, {}
             self._settings = settings
             self.buckets, self.tune, self.max_probes = settings
-            self.progress = progress
+            self.progress, self.route = progress, route
 
     @property
     def largest(self):
@@ -179,10 +189,43 @@ class Kernels:
     def load(self, keys: Iterable[Tuple]):
         """Compiles (or finds in the artifact cache) and loads every key not
         loaded yet: one mtc run per device."""
+        keys = {LayerKey(*k) for k in keys}
         with self._lock:
-            todo = sorted({LayerKey(*k) for k in keys} - set(self._artifacts))
+            todo = sorted(keys - set(self._artifacts))
             for dev in sorted({k.device for k in todo}):
                 self._load_device(dev, [k for k in todo if k.device == dev])
+            if self.route == "measure":
+                self._measure(sorted(keys - set(self.times)))
+
+    def _measure(self, keys):
+        """Times both ways of every bucket of ``keys`` (loaded), kept or
+        measured (mtc._routing)."""
+        if keys and torch.cuda.is_current_stream_capturing():
+            raise MtcError(
+                "mtc: route='measure' cannot time layers while a CUDA graph "
+                "is being captured: call mtc.torch.swap(model) (or run the "
+                "layer once) before capturing")
+        start = time.monotonic()
+        for k in keys:
+            with torch.cuda.device(k.device):
+                self.times[k] = _routing.times_for(k, self._artifacts[k],
+                                                   self.buckets)
+            self._fallback[k] = _routing.fallback_buckets(self.times[k])
+        routed = {k: sorted(f) for k, f in self._fallback.items()
+                  if f and k in keys}
+        if self.progress and keys:
+            compiler.print_progress(
+                f"routing: timed {len(keys)} layer(s) both ways in "
+                f"{time.monotonic() - start:.1f} s; " +
+                ("; ".join(f"{k.graph_name()}: M = "
+                           f"{', '.join(map(str, b))} to PyTorch's fallback"
+                           for k, b in routed.items())
+                 if routed else "mtc's kernels are faster at every bucket"))
+
+    def uses_fallback(self, key: LayerKey, bucket: int) -> bool:
+        """Whether rows of ``bucket`` run the layer's PyTorch fallback."""
+        return self.route == "measure" and bucket in self._fallback.get(
+            key, ())
 
     def _load_device(self, dev, keys):
         arch, name = _device_arch(dev)
@@ -247,12 +290,16 @@ def run_layer(kernels: Kernels, x: torch.Tensor, n: int, k: int, kind: str,
     if m <= kernels.largest:
         dev = (x.device.index if x.device.index is not None
                else torch.cuda.current_device())
-        art = kernels.get(LayerKey(dev, n, k, _DTYPES[x.dtype],
-                                   bias is not None, kind, group))
+        key = LayerKey(dev, n, k, _DTYPES[x.dtype], bias is not None, kind,
+                       group)
+        art = kernels.get(key)
         bucket = art.bucket_for(m)
+        if bucket is not None and kernels.uses_fallback(key, bucket):
+            bucket = None
     if bucket is None:
-        # Beyond the largest bucket (a long prefill): PyTorch's eager path
-        # (see mtc.torch's docstring).
+        # Beyond the largest bucket (a long prefill), or a bucket where it
+        # measured faster: PyTorch's eager path (see mtc.torch's
+        # docstring).
         return eager(x2).reshape(*lead, n)
     if not x2.is_contiguous() or x2.data_ptr() % 16:
         x2 = x2.contiguous() if not x2.is_contiguous() else x2.clone()

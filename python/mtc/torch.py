@@ -27,9 +27,11 @@
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
-larger one on zero-padded rows. Beyond the largest bucket (a long prefill)
-the layer runs PyTorch's own eager path, a dequantising copy of the weight
-and cuBLAS. The default buckets end at 512 because that is where the H200
+larger one on zero-padded rows. Beyond the largest bucket (a long prefill),
+and at the buckets where ``swap``/``quantize_`` measured it faster on the
+GPU at hand (``route="measure"``, ``mtc._routing``), the layer runs
+PyTorch's own eager path, a dequantising copy of the weight and cuBLAS.
+The default buckets end at 512 because that is where the H200
 measurement of the int8 layer turns (bench/results/2026-11-30-e2e/routing.md):
 on all five Llama-3-8B shapes mtc's kernels beat dequantise + cuBLAS up to
 M = 512 (by 1.18x to 1.30x there) and lose from M = 1024 on. The int4 layer
@@ -360,7 +362,8 @@ def _replacement(child, kind) -> torch.nn.Module:
 
 def swap(model: torch.nn.Module, *, buckets: Sequence[int] = DEFAULT_BUCKETS,
          tune: bool = False, max_probes: Optional[int] = DEFAULT_MAX_PROBES,
-         progress: bool = True, verify: bool = True) -> torch.nn.Module:
+         progress: bool = True, verify: bool = True,
+         route: str = "measure") -> torch.nn.Module:
     """Replaces, in place, every module of ``model`` that computes
     ``F.linear(x, weight.to(x.dtype)) * scales`` with a WoqLinear sharing
     its tensors, and every module that looks like gpt-fast's
@@ -373,11 +376,15 @@ def swap(model: torch.nn.Module, *, buckets: Sequence[int] = DEFAULT_BUCKETS,
     progress). Artifacts and tunings are cached on disk, so a second run
     loads them in well under a second. With ``verify``, the first module of
     each class is run both ways on random rows first, and classes that
-    disagree are left alone with a warning. Returns ``model``."""
+    disagree are left alone with a warning. With ``route="measure"``, each
+    shape's buckets where PyTorch's fallback (dequantise + cuBLAS) measures
+    faster on this GPU run the fallback (``mtc._routing``; the times are
+    cached with the artifacts, ``kernels.times`` holds them); ``"mtc"``
+    runs mtc's kernels up to the largest bucket. Returns ``model``."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got "
                         f"{type(model).__name__}")
-    kernels.configure(buckets, tune, max_probes, progress)
+    kernels.configure(buckets, tune, max_probes, progress, route)
     start = time.monotonic()
     found = []
     for parent_name, parent in model.named_modules():

@@ -195,6 +195,44 @@ def test_swap_model():
     err = ((got.float() - want.float()).abs().max() /
            want.float().abs().max()).item()
     assert err < 2e-2
+    # swap's default route="measure" timed every bucket of both shapes.
+    assert len(mt.kernels.times) == 2
+    assert all(sorted(t) == list(mt.kernels.buckets)
+               for t in mt.kernels.times.values())
+
+
+def test_route_measured(tmp_path, monkeypatch):
+    """route="measure" times mtc's kernels and the fallback at every
+    bucket, keeps the times beside the artifact, and another Kernels (a new
+    process) reads them instead of measuring; rows of a bucket routed to the
+    fallback compute PyTorch's formula itself."""
+    from mtc import _routing
+    monkeypatch.setenv("MTC_CACHE_DIR", str(tmp_path))
+    kernels = mt.Kernels(buckets=(1, 16, 256), progress=False,
+                         route="measure")
+    monkeypatch.setattr(mt, "kernels", kernels)
+    key = mt.LayerKey(torch.cuda.current_device(), N, K, "bf16", True)
+    kernels.load([key])
+    times = kernels.times[key]
+    assert sorted(times) == [1, 16, 256]
+    assert all(t > 0 for pair in times.values() for t in pair)
+    assert len(list(tmp_path.rglob("routes-*.json"))) == 1
+    # At M = 1 mtc's one kernel beats a dequantising copy plus cuBLAS.
+    assert times[1][0] < times[1][1], times
+
+    other = mt.Kernels(buckets=(1, 16, 256), progress=False, route="measure")
+    monkeypatch.setattr(_routing, "measure",
+                        lambda *a: pytest.fail("measured again"))
+    other.load([key])
+    assert other.times[key] == times
+
+    w, s, b = layer(torch.bfloat16, bias=True)
+    kernels._fallback[key] = frozenset({16})
+    x = torch.randn(9, K, device="cuda").to(torch.bfloat16)
+    assert torch.equal(mt.woq_linear(x, w, s, b),
+                       mt.woq_linear_eager(x, w, s, b))
+    check(mt.woq_linear(x[:1], w, s, b), reference(x[:1], w, s, b),
+          "M = 1 on the kernel")
 
 
 def test_gpu_argument_errors():
