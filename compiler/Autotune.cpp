@@ -134,12 +134,75 @@ static std::string kernelFingerprintIR(Operation *op) {
 }
 
 namespace {
+/// The GPU to this process while it times, for tuners running side by side
+/// (the PyTorch package tunes a model's graphs in several processes): an
+/// exclusive lock on a file of the cache folder named by the devices the
+/// process sees. Compiling and loading probes happen outside it; what runs
+/// on the GPU (the inputs' copies and the timed replays) inside. Where the
+/// file cannot be opened (a read-only cache), nothing is locked. Waiting is
+/// said once per process on `log`.
+class GpuTurn {
+public:
+  GpuTurn(const std::string &path, llvm::raw_ostream &log) {
+    if (path.empty() ||
+        llvm::sys::fs::openFileForReadWrite(path, fd,
+                                            llvm::sys::fs::CD_OpenAlways,
+                                            llvm::sys::fs::OF_None)) {
+      fd = -1;
+      return;
+    }
+    if (!llvm::sys::fs::tryLockFile(fd))
+      return;
+    static bool said = false;
+    if (!said) {
+      log << "mtc: waiting for the GPU: another process is timing kernels "
+             "on it ("
+          << path << ")\n";
+      log.flush();
+      said = true;
+    }
+    if (llvm::sys::fs::lockFile(fd)) {
+      llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+      fd = -1;
+    }
+  }
+  ~GpuTurn() {
+    if (fd < 0)
+      return;
+    (void)llvm::sys::fs::unlockFile(fd);
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  GpuTurn(const GpuTurn &) = delete;
+  GpuTurn &operator=(const GpuTurn &) = delete;
+
+private:
+  int fd = -1;
+};
+
+/// The lock file of GpuTurn in `cacheDir`: one per set of visible devices.
+static std::string gpuLockPath(llvm::StringRef cacheDir) {
+  std::string who = "device 0";
+  for (const char *var : {"CUDA_VISIBLE_DEVICES", "MTC_CUDA_LIBRARY"})
+    if (const char *v = getenv(var))
+      who += std::string("\n") + var + "=" + v;
+  llvm::SHA256 sha;
+  sha.update(who);
+  SmallString<256> path(cacheDir.empty() ? TuneCache::defaultDir()
+                                         : cacheDir.str());
+  if (llvm::sys::fs::create_directories(path))
+    return "";
+  llvm::sys::path::append(
+      path, "gpu-" + llvm::toHex(sha.final(), true).substr(0, 16) + ".lock");
+  return std::string(path);
+}
+
 /// Times kernel `index` of a graph under candidate schedules.
 class Prober {
 public:
   Prober(graph::FuncOp func, const CompileOptions &base, unsigned index,
-         Device &device, const AutotuneOptions &tuning)
-      : func(func), base(base), index(index), device(device), tuning(tuning) {}
+         Device &device, const AutotuneOptions &tuning, llvm::raw_ostream &log)
+      : func(func), base(base), index(index), device(device), tuning(tuning),
+        log(log), lockPath(gpuLockPath(tuning.cacheDir)) {}
 
   llvm::Expected<double> measure(const ScheduleParams &s, unsigned replays) {
     CompileOptions o = base;
@@ -163,6 +226,7 @@ public:
         inputs.emplace_back(b->dtype, b->shape);
         fillRandom(inputs.back(), tuning.seed * 1000003 + i, b->name);
       }
+    GpuTurn turn(lockPath, log);
     for (auto [i, b] : llvm::enumerate(c->manifest.inputs()))
       if (llvm::Error e = (*exec)->setInput(b->name, inputs[i]))
         return std::move(e);
@@ -183,6 +247,8 @@ private:
   unsigned index;
   Device &device;
   const AutotuneOptions &tuning;
+  llvm::raw_ostream &log;
+  std::string lockPath;
   std::vector<HostTensor> inputs;
 };
 } // namespace
@@ -258,7 +324,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
         log << "mtc: " << label << ": tuning from " << kt.heuristic.str()
             << "\n";
       auto start = std::chrono::steady_clock::now();
-      Prober prober(func, options, k, *device, tuning);
+      Prober prober(func, options, k, *device, tuning, log);
       TuneOptions search = tuning.search;
       if (auto c = dyn_cast<ContractOp>(op)) {
         ContractShape shape = contractShape(c);

@@ -1,8 +1,9 @@
 """Compiling graphs with the mtc binary, through an on-disk artifact cache.
 
 ``compile_graphs`` compiles several graphs over the same symbolic-M buckets
-in one ``mtc compile --bind`` run (one CUDA initialisation, one tuning cache)
-and files each graph's artifact under a key made of everything that decides
+with ``mtc compile --bind``, in up to ``jobs`` mtc processes side by side
+(tuners take turns at the GPU for their measurements, and compile while
+another measures), and files each graph's artifact under a key made of everything that decides
 its PTX: the graph text, the buckets, the target, the tuning settings, the
 GPU it was tuned on and the mtc binary. A later run with the same key loads
 the artifact without starting mtc at all.
@@ -14,7 +15,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, Mapping, Optional, Sequence
 
@@ -144,8 +147,8 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
                    max_probes: Optional[int] = None, device: str = "",
                    target: Optional[str] = None,
                    cache_dir: Optional[os.PathLike] = None,
-                   progress: Optional[Callable[[str], None]] = None
-                   ) -> Dict[str, Path]:
+                   progress: Optional[Callable[[str], None]] = None,
+                   jobs: Optional[int] = None) -> Dict[str, Path]:
     """Compiles each graph (name -> graph text defining that one graph) over
     ``buckets`` of ``symbol``, or finds it in the artifact cache. Returns, per
     name, the path of its dispatch manifest (for ``mtc.Artifact``).
@@ -155,8 +158,12 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     the cache key of tuned artifacts. ``target`` is ``mtc compile
     --target``: the GPU the heuristic schedules are sized for (None: mtc's
     default for ``arch``). ``progress`` receives one line per kernel while
-    mtc works (None: silent)."""
+    mtc works (None: silent). ``jobs`` mtc processes share the graphs
+    (None: one per graph, at most the CPUs and 8)."""
     buckets = _check_buckets(buckets)
+    if jobs is not None and (not isinstance(jobs, int) or
+                             isinstance(jobs, bool) or jobs < 1):
+        raise ValueError(f"jobs: expected a positive int, got {jobs!r}")
     if target is not None and (not isinstance(target, str) or not target):
         raise ValueError(f"target: expected a non-empty str, got {target!r}")
     if max_probes is not None and (not isinstance(max_probes, int) or
@@ -184,56 +191,82 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
                  + (", tuning every kernel on the GPU" if tune else "") +
                  f" (cached in {root})")
     root.mkdir(parents=True, exist_ok=True)
+    count = jobs or min(os.cpu_count() or 1, 8)
+    groups = [missing[i::count] for i in range(min(count, len(missing)))]
+    report = _Progress(progress, len(missing) * len(buckets))
     with tempfile.TemporaryDirectory(prefix="mtc-compile-",
                                      dir=root) as tmp:
         tmp = Path(tmp)
-        source = tmp / "graphs.graph"
-        source.write_text("\n".join(graphs[n] for n in missing))
-        out = tmp / "out"
-        cmd = [binary, "compile", str(source), "-o", str(out), "--arch", arch,
-               "--bind", f"{symbol}=" + ",".join(map(str, buckets))]
-        if target is not None:
-            cmd += ["--target", target]
-        if tune:
-            cmd += ["--tune", "--verbose"]
-            if max_probes is not None:
-                cmd += ["--max-probes", str(max_probes)]
-        _run(cmd, progress, len(missing) * len(buckets), tmp / "stdout")
-        for n in missing:
-            entry = tmp / f"entry-{n}"
-            entry.mkdir()
-            for f in out.glob(f"{n}.*"):
-                f.rename(entry / f.name)
-            (entry / "graph.graph").write_text(graphs[n])
-            final = root / keys[n]
-            try:
-                entry.rename(final)
-            except OSError:
-                # Another process filed the same entry first: keep theirs.
-                if not (final / f"{n}.json").is_file():
-                    raise
+
+        def run_group(i):
+            job = tmp / f"job{i}"
+            job.mkdir()
+            source = job / "graphs.graph"
+            source.write_text("\n".join(graphs[n] for n in groups[i]))
+            cmd = [binary, "compile", str(source), "-o", str(job / "out"),
+                   "--arch", arch,
+                   "--bind", f"{symbol}=" + ",".join(map(str, buckets))]
+            if target is not None:
+                cmd += ["--target", target]
+            if tune:
+                cmd += ["--tune", "--verbose"]
+                if max_probes is not None:
+                    cmd += ["--max-probes", str(max_probes)]
+            _run(cmd, report, job / "stdout")
+
+        with ThreadPoolExecutor(len(groups)) as pool:
+            done = [pool.submit(run_group, i) for i in range(len(groups))]
+        for f in done:
+            f.result()  # the first failure, once every process has ended
+        for i, group in enumerate(groups):
+            for n in group:
+                entry = tmp / f"entry-{n}"
+                entry.mkdir()
+                for f in (tmp / f"job{i}" / "out").glob(f"{n}.*"):
+                    f.rename(entry / f.name)
+                (entry / "graph.graph").write_text(graphs[n])
+                final = root / keys[n]
+                try:
+                    entry.rename(final)
+                except OSError:
+                    # Another process filed the same entry first: keep theirs.
+                    if not (final / f"{n}.json").is_file():
+                        raise
     return result
 
 
-def _run(cmd, progress, kernels, stdout_path):
-    """Runs mtc, relaying its per-kernel tuning lines to ``progress``."""
-    start = time.monotonic()
+class _Progress:
+    """Counts the kernels that the mtc processes of one compile_graphs call
+    report, and relays each line to ``progress``."""
+
+    def __init__(self, progress, kernels):
+        self.progress, self.kernels = progress, kernels
+        self.done, self.start = 0, time.monotonic()
+        self.lock = threading.Lock()
+
+    def __call__(self, line):
+        with self.lock:
+            self.done += 1
+            if self.progress:
+                self.progress(f"[{self.done}/{self.kernels}, "
+                              f"{time.monotonic() - self.start:.0f} s] "
+                              f"{line}")
+
+
+def _run(cmd, report, stdout_path):
+    """Runs mtc, relaying its per-kernel tuning lines to ``report``."""
     try:
         with open(stdout_path, "w") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE,
                                     text=True)
     except OSError as e:
         raise MtcError(f"cannot run {cmd[0]}: {e}") from None
-    done = 0
     errors = []
     for line in proc.stderr:
         if line.startswith("mtc: ") and (": tuning from " in line or
                                          ": cached " in line):
-            done += 1
-            if progress:
-                progress(f"[{done}/{kernels}, {time.monotonic() - start:.0f} s]"
-                         f" {line[5:].rstrip()}")
-        elif " probe " not in line:
+            report(line[5:].rstrip())
+        elif " probe " not in line and "waiting for the GPU" not in line:
             errors.append(line)
     rc = proc.wait()
     stdout = Path(stdout_path).read_text()

@@ -174,6 +174,8 @@ def test_compile_errors(cache_dir):
     (dict(buckets=[0, 2]), ValueError, "buckets: expected at least two"),
     (dict(max_probes=0), ValueError, "max_probes: expected a positive int"),
     (dict(target=""), ValueError, "target: expected a non-empty str"),
+    (dict(jobs=0), ValueError, "jobs: expected a positive int"),
+    (dict(jobs=True), ValueError, "jobs: expected a positive int"),
     (dict(target=132), ValueError, "target: expected a non-empty str"),
     (dict(graphs={"a b": "x"}), ValueError, "graphs: 'a b' is not a graph"),
 ])
@@ -199,3 +201,21 @@ def test_missing_binary_says_where_it_looked(monkeypatch, tmp_path):
     assert msg.endswith("Build mtc (README.md, Quick start) or set "
                         "$MTC_BINARY")
     assert isinstance(e.value, FileNotFoundError)
+
+
+def test_parallel_tuning_on_the_fake_driver(cache_dir, fake_cuda):
+    """jobs mtc processes tune side by side (taking turns at the GPU): every
+    kernel of every graph is reported once, every artifact is filed, and the
+    processes shared one GPU lock file in the tuning cache."""
+    graphs = {f"g{i}": mtc.linear_graph(f"g{i}", 64 * (i + 1), 32)
+              for i in range(3)}
+    lines = []
+    paths = mtc.compile_graphs(graphs, [1, 2], tune=True, max_probes=1,
+                               device="fake", jobs=2, progress=lines.append)
+    assert sorted(paths) == ["g0", "g1", "g2"]
+    assert all(p.is_file() for p in paths.values())
+    kernels = [line for line in lines if ": tuning from " in line]
+    assert len(kernels) == 6, lines
+    assert [int(line.split("/")[0].strip("[")) for line in kernels] == \
+        list(range(1, 7))
+    assert len(list(cache_dir.glob("gpu-*.lock"))) == 1

@@ -8,7 +8,8 @@
         BROKEN <name>: <why>                             anything else
         entries: N
       Compiled PTX stored beside the entries (ptx-<sha256>.ptx) is checked
-      for being PTX, and otherwise not listed. A missing folder counts as
+      for being PTX, and otherwise not listed; so are the tuners' GPU lock
+      files (gpu-<16 hex digits>.lock, empty). A missing folder counts as
       empty.
 
   tune_cache.py damage DIR HOW
@@ -24,6 +25,7 @@ import sys
 
 ENTRY = re.compile(r"^[0-9a-f]{64}\.json$")
 PTX = re.compile(r"^ptx-[0-9a-f]{64}\.ptx$")
+LOCK = re.compile(r"^gpu-[0-9a-f]{16}\.lock$")
 
 
 def check(folder):
@@ -33,6 +35,10 @@ def check(folder):
         path = os.path.join(folder, name)
         if ".tmp-" in name:
             print("TEMPORARY", name)
+            continue
+        if LOCK.match(name):
+            if os.path.getsize(path):
+                print("BROKEN %s: a lock file with content" % name)
             continue
         if PTX.match(name):
             with open(path) as f:
