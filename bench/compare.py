@@ -432,6 +432,10 @@ def main():
     ap.add_argument("--cache-dir", default="")
     ap.add_argument("--max-probes", type=int, default=0,
                     help="mtc tune --max-probes (0: mtc's default)")
+    ap.add_argument("--chunk", type=int, default=12,
+                    help="shapes measured by mtc, then PyTorch, at a time "
+                         "(default 12): a run stopped by --budget-s keeps "
+                         "both systems' rows for the chunks it finished")
     ap.add_argument("--budget-s", type=float, default=3600,
                     help="start no new measurement after this many seconds")
     ap.add_argument("--merge", default="",
@@ -455,6 +459,8 @@ def main():
             tuple(map(int, s.split("x"))) for s in args.shapes.split(",")]
     except ValueError as e:
         ap.error(f"--ms, --inductor-ms, --max-autotune-ms or --shapes: {e}")
+    if args.chunk < 1:
+        ap.error(f"--chunk: expected a positive count, got {args.chunk}")
     known = INT4_SYSTEMS if args.weights == "int4" else SYSTEMS
     args.systems = (args.systems.split(",") if args.systems is not None
                     else list(known))
@@ -494,18 +500,20 @@ def main():
     deadline = time.time() + args.budget_s
     if args.report_only:
         args.systems = []
-    # int8: mtc at every M, then PyTorch. int4: both in turn at each M, so
-    # that a run stopped by --budget-s has both for every M it reached.
-    for part in ([[m] for m in ms] if args.weights == "int4" else [ms]):
-        if "mtc" in args.systems:
-            bench_mtc(args, rec, part, shapes, deadline)
-            rec.add(system="meta", m=0, n=0, k=0, meta=rec.meta)
-        if any(s != "mtc" for s in args.systems):
-            if args.weights == "int4":
-                bench_torch_int4(args, rec, part, shapes, deadline,
-                                 setup_torch, measure)
-            else:
-                bench_torch(args, rec, part, shapes, deadline)
+    # mtc and PyTorch in turn, for each M and --chunk shapes at a time, so
+    # that a run stopped by --budget-s has both for every point it reached.
+    for m in ms:
+        for i in range(0, len(shapes), args.chunk):
+            chunk = shapes[i:i + args.chunk]
+            if "mtc" in args.systems:
+                bench_mtc(args, rec, [m], chunk, deadline)
+                rec.add(system="meta", m=0, n=0, k=0, meta=rec.meta)
+            if any(s != "mtc" for s in args.systems):
+                if args.weights == "int4":
+                    bench_torch_int4(args, rec, [m], chunk, deadline,
+                                     setup_torch, measure)
+                else:
+                    bench_torch(args, rec, [m], chunk, deadline)
     # The report: this run's layer only (merged rows may hold others).
     rec.rows = [r for r in rec.rows if r["system"] != "meta" and
                 r.get("weights", "int8") == args.weights and

@@ -299,3 +299,24 @@ def test_report_on_synthetic_rows(tmp_path):
     assert "**missed**, partial: " in md
     assert "### Excluded shapes" in md and "### Failed rows" in md
     assert f"| {s0.n}x{s0.k} | " in md
+
+
+def test_compare_measures_chunks_of_shapes_in_turn(tmp_path):
+    # --chunk 2: per M, mtc runs and benches two shapes, then the third
+    # (PyTorch would run each chunk after mtc's; a run cut by --budget-s
+    # keeps both systems' rows for the chunks it finished).
+    mtc = fake_mtc(tmp_path)
+    out = tmp_path / "out"
+    p = run([sys.executable, "bench/compare.py", "--mtc", str(mtc), "--out",
+             str(out), "--systems", "mtc", "--ms", "1,16", "--shapes",
+             "4096x4096,6144x4096,8192x8192", "--tune-spec", "", "--chunk",
+             "2"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    rows = [json.loads(line) for line in open(out / "results.jsonl")]
+    assert len([r for r in rows if r["system"] == "mtc"]) == 6
+    calls = (tmp_path / "calls.txt").read_text().splitlines()
+    assert len(calls) == 2 * 2 * 2, calls  # run and bench, 2 chunks, 2 M
+    bad = run([sys.executable, "bench/compare.py", "--mtc", str(mtc),
+               "--out", str(out), "--chunk", "0", "--check-args"])
+    assert bad.returncode == 2 and "--chunk: expected a positive count" in \
+        bad.stderr
