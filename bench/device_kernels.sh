@@ -12,10 +12,8 @@ check_points() {
   while read -r m shape s; do
     n=$((n + 1))
     case $m in '' | \#*) continue ;; esac
-    [[ $m =~ ^[0-9]+$ && $shape =~ ^[0-9]+x[0-9]+$ && -n $s ]] ||
+    [[ $m =~ ^[1-9][0-9]*$ && $shape =~ ^[1-9][0-9]*x[1-9][0-9]*$ && -n $s ]] ||
       die "points: $1:$n: expected 'M NxK SCHEDULE' or 'M NxK heuristic'"
-    [ -f "$ROOT/bench/graphs/woq_m$m.graph" ] ||
-      die "points: $1:$n: no bench/graphs/woq_m$m.graph"
   done < "$1"
 }
 
@@ -36,8 +34,9 @@ cmd_points() {
   for f in "${files[@]}"; do [ "$f" = - ] || check_points "$f"; done
   need_mtc points
   [ -n "$CHECK" ] && return
-  local err m shape s t rc args
+  local err graph m shape s t rc args
   err=$(mktemp) || return 1
+  graph=$(mktemp --suffix=.graph) || return 1
   for f in "${files[@]}"; do
     if [ "$f" = - ]; then cat; else cat "$f"; fi
   done | while read -r m shape s; do
@@ -47,9 +46,12 @@ cmd_points() {
     if [ -n "$arch" ]; then args+=(--arch "$arch")
     else case $s in wgmma*) args+=(--arch sm_90a) ;; esac; fi
     [ -z "$replays" ] || args+=(--replays "$replays")
-    if t=$(timeout "$limit" "$MTC" bench "bench/graphs/woq_m$m.graph" \
-          --graph "woq_m${m}_$shape" ${args[@]+"${args[@]}"} --json \
-          < /dev/null 2> "$err"); then
+    # The suite's int8 layer at any M and shape (make_suite.py's graph).
+    python3 -c 'import sys; sys.path.insert(0, "bench"); import make_suite
+n, k = map(int, sys.argv[2].split("x")); print(make_suite.graph(int(sys.argv[1]), n, k))' \
+      "$m" "$shape" > "$graph"
+    if t=$(timeout "$limit" "$MTC" bench "$graph" ${args[@]+"${args[@]}"} \
+          --json < /dev/null 2> "$err"); then
       t=$(printf '%s' "$t" | python3 -c 'import json, sys
 d = json.load(sys.stdin); k = d["graphs"][0]["kernels"][0]
 print(round(k["median_us"], 1), "us", k["schedule"], k["registers"], "regs",
@@ -62,7 +64,7 @@ print(round(k["median_us"], 1), "us", k["schedule"], k["registers"], "regs",
     echo "$m | $shape | $s | $t"
   done | tee -a "$OUT/points.txt"
   rc=$?
-  rm -f "$err"
+  rm -f "$err" "$graph"
   return "$rc"
 }
 

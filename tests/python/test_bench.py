@@ -86,3 +86,21 @@ def test_device_sh_passes_arch_to_mtc(tmp_path):
                "90a"])
     assert bad.returncode == 2
     assert "--arch needs an mtc --arch value" in bad.stderr + bad.stdout
+
+
+def test_points_take_any_shape(tmp_path):
+    # points times the suite's int8 layer at any M and N x K (the zoo's
+    # shapes included); a line that is not "M NxK SCHEDULE" is refused
+    # before anything runs.
+    good = tmp_path / "good.txt"
+    good.write_text("# a comment\n3 2240x8704 heuristic\n"
+                    "128 10624x22016 wgmma w8 r1 kw1 v16 u1 mt128 sk2 st4\n")
+    ok = run(["bench/device.sh", "-n", "--out", str(tmp_path), "points",
+              str(good)])
+    assert ok.returncode == 0, ok.stderr
+    bad = tmp_path / "bad.txt"
+    bad.write_text("0 4096x4096 heuristic\n")
+    p = run(["bench/device.sh", "-n", "--out", str(tmp_path), "points",
+             str(bad)])
+    assert p.returncode == 2
+    assert "bad.txt:1: expected 'M NxK SCHEDULE'" in p.stderr + p.stdout
