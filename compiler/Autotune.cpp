@@ -145,9 +145,8 @@ class GpuTurn {
 public:
   GpuTurn(const std::string &path, llvm::raw_ostream &log) {
     if (path.empty() ||
-        llvm::sys::fs::openFileForReadWrite(path, fd,
-                                            llvm::sys::fs::CD_OpenAlways,
-                                            llvm::sys::fs::OF_None)) {
+        llvm::sys::fs::openFileForReadWrite(
+            path, fd, llvm::sys::fs::CD_OpenAlways, llvm::sys::fs::OF_None)) {
       fd = -1;
       return;
     }
