@@ -3,9 +3,9 @@
 ``compile_graphs`` compiles several graphs over the same symbolic-M buckets
 with ``mtc compile --bind``, in up to ``jobs`` mtc processes side by side
 (tuners take turns at the GPU for their measurements, and compile while
-another measures), and files each graph's artifact under a key made of everything that decides
-its PTX: the graph text, the buckets, the target, the tuning settings, the
-GPU it was tuned on and the mtc binary. A later run with the same key loads
+another measures), and files each graph's artifact under a key made of
+everything that decides its PTX: the graph text, the buckets, the arch and
+target, the tuning settings, the GPU it was tuned on and the mtc binary. A later run with the same key loads
 the artifact without starting mtc at all.
 """
 import hashlib
@@ -124,7 +124,8 @@ def artifact_key(text: str, buckets: Sequence[int], *, arch: str, tune: bool,
               "target": target,
               "tune": bool(tune),
               "max_probes": max_probes if tune else None,
-              # Untuned PTX does not depend on the GPU, only on the arch.
+              # Untuned PTX does not depend on the GPU, only on the arch
+              # and the target's facts.
               "device": device if tune else None, "mtc": binary_id}
     blob = json.dumps(fields, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
