@@ -170,9 +170,10 @@ def quantize_(model: torch.nn.Module, kind: str = "int8", *,
     original ``bias``. On CUDA it then compiles (or loads from the cache)
     mtc's kernels for every distinct layer over ``buckets`` of M, as
     ``swap`` does, and with ``route="measure"`` routes the buckets where
-    PyTorch's fallback measures faster to it (``swap``'s ``route``). Returns a QuantizeReport: the layers quantized with their
-    error, and those left alone with the reason. Raises ValueError when no
-    layer could be quantized.
+    PyTorch's fallback measures faster to it (``swap``'s ``route``).
+    Returns a QuantizeReport: the layers quantized with their error, and
+    those left alone with the reason. Raises ValueError when no layer could
+    be quantized.
 
     A model's state dict after quantize_ loads into another model after the
     same quantize_ call (``load_state_dict``); it does not load into an

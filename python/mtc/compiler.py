@@ -5,8 +5,8 @@ with ``mtc compile --bind``, in up to ``jobs`` mtc processes side by side
 (tuners take turns at the GPU for their measurements, and compile while
 another measures), and files each graph's artifact under a key made of
 everything that decides its PTX: the graph text, the buckets, the arch and
-target, the tuning settings, the GPU it was tuned on and the mtc binary. A later run with the same key loads
-the artifact without starting mtc at all.
+target, the tuning settings, the GPU it was tuned on and the mtc binary. A
+later run with the same key loads the artifact without starting mtc at all.
 """
 import hashlib
 import json
