@@ -122,8 +122,8 @@
 #       --arch sm_90a --budget-s 270
 #   bench/device.sh e2e --mode int4 --groupsize 128 --systems mtc,gpt-fast \
 #       --batches 1,8 --prefill 512 --no-tune
-#   bench/device.sh zoo --weights int8 --piece 1/19
-#   bench/device.sh zoo --weights int4 --piece 1/15
+#   bench/device.sh zoo --weights int8 --piece 1/15
+#   bench/device.sh zoo --weights int4 --piece 1/21
 set -uo pipefail
 
 CALLER=$PWD

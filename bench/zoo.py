@@ -157,11 +157,18 @@ def systems_at(weights, m, tinygemm_max_m):
 # Inductor compiles, so it errs on the safe side). The largest term at large
 # M is `mtc run --check`: compare.py checks every mtc output against the
 # fp64 product on the host (16 cores). Rows of "system": "zoo" keep each
-# run's wall time next to its estimate, to refit these.
+# run's wall time next to its estimate, to refit these. Refitted on the
+# zoo's first three pieces (bench/results/2026-12-03-zoo): int8 runs of
+# 63 to 70 shapes took 87, 111, 94 and 141 s at M = 1, 2, 16 and 128
+# against 209 estimated (POINT_S 1.5, ELEM_S 8e-9 then); int4's mtc rows
+# at M = 1 on 66 shapes took about 280 s, its fp64 reference reading each
+# int4 weight about four times slower than int8's.
 RUN_S = 15.0   # a compare.py process: python, torch, CUDA, its report
 M_S = 4.0      # an M of a run: mtc's run --check and bench processes
-POINT_S = 1.5  # a point: mtc's compile of it (twice), PyTorch's inputs
-ELEM_S = 8e-9  # per weight element: random weights on host and GPU
+POINT_S = 0.7  # a point: mtc's compile of it (twice), PyTorch's inputs
+# Per weight element: random weights on host and GPU, and the reference's
+# dequantization.
+ELEM_S = {"int8": 5e-9, "int4": 2.8e-8}
 CHECK_FLOPS = 100e9    # mtc run --check's fp64 reference on the host
 TIMED_CALLS = 800      # per system: warm-up, copies, 18 replays of 40 calls
 BW = 3.5e12            # bytes/s a kernel streams (the ceiling is ~4.6e12)
@@ -173,7 +180,7 @@ TINYGEMM_FLOPS = 29e12
 def point_s(weights, m, n, k, systems):
     """Estimated device seconds of one (M, shape) for these systems."""
     flops = 2.0 * m * n * k
-    out = POINT_S + ELEM_S * n * k + flops / CHECK_FLOPS
+    out = POINT_S + ELEM_S[weights] * n * k + flops / CHECK_FLOPS
     for s in systems:
         if s == "cublas_bf16":
             t = max((2 * n * k + 2 * m * (n + k)) / BW, flops / TENSOR_FLOPS)
