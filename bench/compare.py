@@ -49,6 +49,7 @@ to OUT/results.jsonl, then OUT/results.json, OUT/results.md and OUT/plot.png.
 """
 import argparse
 import json
+import math
 import os
 import re
 import subprocess
@@ -168,7 +169,11 @@ def parse_checks(stdout):
 
 
 def bench_mtc(args, rec, ms, shapes, deadline):
-    work = tempfile.mkdtemp(prefix="mtc-compare-")
+    with tempfile.TemporaryDirectory(prefix="mtc-compare-") as work:
+        _bench_mtc(args, rec, ms, shapes, deadline, work)
+
+
+def _bench_mtc(args, rec, ms, shapes, deadline, work):
     # Flags of every mtc command.
     common = ["--cache-dir", args.cache_dir] if args.cache_dir else []
     if args.arch:
@@ -437,7 +442,8 @@ def main():
                          "(default 12): a run stopped by --budget-s keeps "
                          "both systems' rows for the chunks it finished")
     ap.add_argument("--budget-s", type=float, default=3600,
-                    help="start no new measurement after this many seconds")
+                    help="start no new measurement after this many seconds "
+                         "(0: no limit)")
     ap.add_argument("--merge", default="",
                     help="results.jsonl of an earlier partial run to include")
     ap.add_argument("--report-only", action="store_true",
@@ -497,7 +503,7 @@ def main():
     for kv in args.meta:
         key, _, value = kv.partition("=")
         rec.meta[key] = value
-    deadline = time.time() + args.budget_s
+    deadline = time.time() + args.budget_s if args.budget_s > 0 else math.inf
     if args.report_only:
         args.systems = []
     # mtc and PyTorch in turn, for each M and --chunk shapes at a time, so

@@ -378,13 +378,14 @@ def cmd_run(ap, args):
             log.write(text + "\n")
             log.flush()
         for j, run in enumerate(pieces[i - 1]):
-            left = args.budget_s - (time.time() - start)
+            left = (args.budget_s - (time.time() - start) if args.budget_s > 0
+                    else 0)
             name = f"{i}of{len(pieces)}-run{j + 1}"
             info = dict(system="zoo", m=0, n=0, k=0, zoo_run=name,
                         weights=args.weights, ms=run.ms,
                         shapes=[f"{s.n}x{s.k}" for s in run.shapes],
                         systems=run.systems, est_s=round(run.est_s, 1))
-            if left < 5:
+            if args.budget_s > 0 and left < 5:
                 say(f"== {name}: not started, the {args.budget_s:.0f} s "
                     "budget is spent")
                 continue
@@ -438,7 +439,7 @@ def main(argv=None):
     p.add_argument("--piece", help="I/N: piece I of the plan's N")
     p.add_argument("--budget-s", type=float, default=450.0,
                    help="start no measurement after this many seconds "
-                        "(default 450)")
+                        "(default 450; 0: no limit)")
     p.add_argument("--systems", default="",
                    help="measure only these of the plan's systems (comma "
                         "list, e.g. mtc to measure mtc again; the report "

@@ -26,8 +26,6 @@ DEFAULT_MAX_PROBES = 4
 HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "f16"}
-# sm_90a: Hopper with wgmma and TMA (the wgmma kind, picked from M = 64).
-_ARCHS = {(8, 0): "sm_80", (8, 9): "sm_89", (9, 0): "sm_90a"}
 #: Layer kinds: gpt-fast's int8 per-channel layer (woq_linear) and the int4
 #: layer with group-wise scales and zeros (woq_int4_linear).
 KINDS = ("int8", "int4")
@@ -265,11 +263,27 @@ def device_target(dev):
 def _device_arch(dev):
     cc = torch.cuda.get_device_capability(dev)
     name = torch.cuda.get_device_name(dev)
-    arch = _ARCHS.get(tuple(cc))
+    arch = arch_for_capability(*cc)
     if arch is None:
         raise MtcError(f"mtc: cuda:{dev} ({name}) is sm_{cc[0]}{cc[1]}; mtc "
-                       f"compiles for {', '.join(_ARCHS.values())}")
+                       f"compiles for sm_80, sm_89, sm_90, sm_90a (compute "
+                       f"capability 8.0 and newer)")
     return arch, name
+
+
+def arch_for_capability(major: int, minor: int) -> Optional[str]:
+    """The arch mtc's own commands take for a GPU of this compute capability
+    (compiler/GpuTarget.h, archForComputeCapability): 9.0 sm_90a (Hopper's
+    wgmma and TMA, the wgmma kind from M = 64); other 9.x and newer sm_90,
+    PTX the driver compiles for them; 8.9 sm_89; other 8.x sm_80; None
+    below 8.0."""
+    if (major, minor) == (9, 0):
+        return "sm_90a"
+    if major >= 9:
+        return "sm_90"
+    if major == 8:
+        return "sm_89" if minor == 9 else "sm_80"
+    return None
 
 
 def run_layer(kernels: Kernels, x: torch.Tensor, n: int, k: int, kind: str,

@@ -142,3 +142,17 @@ class _Null:
 
     def __exit__(self, *a):
         return False
+
+
+def test_no_measuring_during_capture(monkeypatch):
+    """Layers first loaded while a CUDA graph is being captured cannot be
+    timed: route="measure" says what to do instead."""
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing",
+                        lambda: True)
+    kernels = _torch_base.Kernels(buckets=(1, 4), route="measure")
+    key = LayerKey(0, 64, 64, "bf16", False)
+    kernels._artifacts = {key: object()}
+    with pytest.raises(mt.MtcError, match=r"route='measure' cannot time "
+                       r"layers while a CUDA graph is being captured"):
+        kernels.load([key])
+    assert key not in kernels.times

@@ -170,5 +170,14 @@ def test_unsupported_gpu_is_named(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_name", lambda d: "Tesla T4")
     with pytest.raises(mt.MtcError, match=re.escape(
             "mtc: cuda:0 (Tesla T4) is sm_75; mtc compiles for sm_80, sm_89, "
-            "sm_90a")):
+            "sm_90, sm_90a (compute capability 8.0 and newer)")):
         _torch_base._device_arch(0)
+
+
+@pytest.mark.parametrize("cc, arch", [
+    ((9, 0), "sm_90a"), ((10, 0), "sm_90"), ((12, 0), "sm_90"),
+    ((8, 9), "sm_89"), ((8, 6), "sm_80"), ((8, 0), "sm_80"), ((7, 5), None)])
+def test_arch_follows_the_cli(cc, arch):
+    """The package picks the arch as `mtc run` does for the same GPU
+    (tests/lit/CLI/target-gpu.test checks 9.0, 8.9 and 7.5 there)."""
+    assert _torch_base.arch_for_capability(*cc) == arch

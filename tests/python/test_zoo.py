@@ -170,7 +170,8 @@ def test_compare_runs_each_graph_alone_after_a_failure(tmp_path):
     out = tmp_path / "out"
     p = run([sys.executable, "bench/compare.py", "--mtc", str(mtc), "--out",
              str(out), "--systems", "mtc", "--ms", "1,16", "--shapes",
-             "4096x4096,4096x1088,8192x8192", "--tune-spec", ""],
+             "4096x4096,4096x1088,8192x8192", "--tune-spec", "",
+             "--budget-s", "0"],
             env={**__import__("os").environ, "FAKE_MTC_BAD": "_4096x1088$"})
     assert p.returncode == 0, p.stdout + p.stderr
     rows = [json.loads(line) for line in open(out / "results.jsonl")]
@@ -192,7 +193,7 @@ def test_zoo_piece_on_a_fake_mtc_and_its_report(tmp_path):
     assert n > 1
     p = run([sys.executable, "bench/zoo.py", "run", "--mtc", str(mtc),
              "--out", str(tmp_path), "--ms", "1", "--piece-s", "60",
-             "--piece", f"2/{n}", "--systems", "mtc"])
+             "--piece", f"2/{n}", "--systems", "mtc", "--budget-s", "0"])
     assert p.returncode == 0, p.stdout + p.stderr
     folder = tmp_path / f"zoo-int8-2of{n}"
     assert sorted(x.name for x in folder.iterdir()) == ["rows.jsonl",
@@ -310,7 +311,7 @@ def test_compare_measures_chunks_of_shapes_in_turn(tmp_path):
     p = run([sys.executable, "bench/compare.py", "--mtc", str(mtc), "--out",
              str(out), "--systems", "mtc", "--ms", "1,16", "--shapes",
              "4096x4096,6144x4096,8192x8192", "--tune-spec", "", "--chunk",
-             "2"])
+             "2", "--budget-s", "0"])
     assert p.returncode == 0, p.stdout + p.stderr
     rows = [json.loads(line) for line in open(out / "results.jsonl")]
     assert len([r for r in rows if r["system"] == "mtc"]) == 6

@@ -47,9 +47,11 @@ std::optional<int> Input::resolveTarget(bool onGpu) {
     gpu = std::move(*t);
   } else {
     gpu = defaultTargetFor(arch.empty() ? "sm_90" : StringRef(arch));
-    gpu.arch = arch.empty() ? std::string("sm_90") : arch.getValue();
   }
-  archUsed = arch.empty() ? gpu.arch : arch;
+  // --arch, else the target's (a named or the GPU's), else compile's sm_90.
+  archUsed = !arch.empty()  ? arch.getValue()
+             : spec.empty() ? std::string("sm_90")
+                            : gpu.arch;
   return std::nullopt;
 }
 
