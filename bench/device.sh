@@ -41,7 +41,8 @@
 #                    compare/results.{jsonl,json,md}, plot.png; compare.txt
 #   points FILE...   time the schedule points of FILE (`-`: stdin) with
 #                    `mtc bench` on the suite's int8 layer at any M and N x K
-#                    (make_suite.py's graph): one "M NxK SCHEDULE" a line, SCHEDULE a
+#                    (compare.py's graph; --weights int4: gpt-fast's int4
+#                    layer, groups of 128): one "M NxK SCHEDULE" a line, SCHEDULE a
 #                    schedule string or `heuristic`, `#` comments ->
 #                    appended to points.txt as "M | NxK | SCHEDULE | time"
 #                    [--replays N] [--limit S per point, default 120]

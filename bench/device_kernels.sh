@@ -18,11 +18,15 @@ check_points() {
 }
 
 cmd_points() {
-  local limit=120 replays="" arch="" files=() f
+  local limit=120 replays="" arch="" weights=int8 files=() f
   while [ $# -gt 0 ]; do
     case $1 in
     --limit) limit=$(number "$1" "${2-}") || exit 2; shift 2 ;;
     --arch) arch=$(arch_arg "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
+    --weights)
+      weights=$(value "$1" "${2-}") || exit 2
+      case $weights in int8 | int4) ;; *) die "points: --weights takes int8 or int4, got '$weights'" ;; esac
+      shift 2 ;;
     --replays) replays=$(number "$1" "${2-}") || exit 2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     -) files+=(-); shift ;;
@@ -46,10 +50,12 @@ cmd_points() {
     if [ -n "$arch" ]; then args+=(--arch "$arch")
     else case $s in wgmma*) args+=(--arch sm_90a) ;; esac; fi
     [ -z "$replays" ] || args+=(--replays "$replays")
-    # The suite's int8 layer at any M and shape (make_suite.py's graph).
-    python3 -c 'import sys; sys.path.insert(0, "bench"); import make_suite
-n, k = map(int, sys.argv[2].split("x")); print(make_suite.graph(int(sys.argv[1]), n, k))' \
-      "$m" "$shape" > "$graph"
+    # The suite's int8 layer, or gpt-fast's int4 one with groups of 128, at
+    # any M and shape (compare.py's graphs).
+    python3 -c 'import sys; sys.path.insert(0, "bench"); import compare
+n, k = map(int, sys.argv[2].split("x"))
+print(compare.graph_text(int(sys.argv[1]), n, k, sys.argv[3]))' \
+      "$m" "$shape" "$weights" > "$graph"
     if t=$(timeout "$limit" "$MTC" bench "$graph" ${args[@]+"${args[@]}"} \
           --json < /dev/null 2> "$err"); then
       t=$(printf '%s' "$t" | python3 -c 'import json, sys

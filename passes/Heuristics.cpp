@@ -51,15 +51,28 @@ shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
   return legalOn(c, s, t);
 }
 
+/// Bytes of weight loads in flight per multiprocessor that keep HBM busy:
+/// Little's law gives bandwidth per multiprocessor times the loaded latency
+/// (on an H200, 4.8 TB/s / 132 x about 1 us = 36 KiB), with room to spare
+/// for warps between rounds. The mma rule below spreads K over warps until
+/// the machine has this much in flight (bench/results/2026-12-04-rules).
+constexpr int64_t kLoadBytesInFlightPerSM = 64 * 1024;
+
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
 /// M (up to 32 rows) in one block so every weight byte is read once, and
-/// warps splitting K until about 16 warps per multiprocessor stream weights.
-/// With a single 8-row tile of M (M <= 8) the kernel is a weight stream:
-/// 32 k's a lane, four steps in flight and every warp of a block on the
-/// same weight rows (1.1x to 1.6x faster than 16 k's, two steps and two
-/// warps along N, on all seven suite shapes at M = 2; the points are in
-/// `git show a15d773:bench/results/2026-11-29-rerun/heuristic_points.txt`,
-/// see bench/README.md).
+/// warps splitting K until kLoadBytesInFlightPerSM are in flight. A lane's
+/// steps in flight hold its bytes: with a single 8-row tile of M (M <= 8)
+/// the kernel is a weight stream of 32-byte loads (32 k's of int8, 64 of
+/// int4), several steps in flight and every warp of a block on the same
+/// weight rows. int4 streams at M = 1 took 1.02x to 1.07x less time with
+/// 64 k's and two steps than with 32 k's and four, on six shapes from
+/// 4096 x 4096 to 28672 x 4096, and the most warps on K won or tied on all
+/// six; at M = 16 one 16-row tile per block, 8 warps on K, was 1.02x to
+/// 1.13x faster than two tiles of 8 warps, or four warps on K, on four
+/// (bench/results/2026-12-04-rules). The int8 stream's 32 k's and four
+/// steps came from the suite's seven shapes at M = 2 (1.1x to 1.6x faster
+/// than 16 k's and two steps; `git show
+/// a15d773:bench/results/2026-11-29-rerun/heuristic_points.txt`).
 static std::optional<ScheduleParams>
 defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   ScheduleParams s;
@@ -67,8 +80,11 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   s.rows = 1;
   s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 32);
   bool stream = s.mtile == kMmaColsPerTile;
-  s.vec = stream && c.k % (4 * 32) == 0 ? 32 : 16;
-  s.unroll = stream ? 4 : 2;
+  int64_t bits = dtypeBits(c.b);
+  int64_t streamVec = 32 * 8 / bits; // a 32-byte load
+  s.vec =
+      stream && streamVec <= 64 && c.k % (4 * streamVec) == 0 ? streamVec : 16;
+  s.unroll = stream ? (bits < 8 ? 2 : 4) : 2;
   // An activation prologue computes every activation of a step in scalar
   // registers: with 16 rows and two steps in flight, int4's conversion
   // beside it spills (1024 x 2816, M = 16: 28 bytes).
@@ -77,23 +93,16 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   s.splitk = 1;
   int64_t tiles =
       llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
+  // K steps; every warp on K keeps at least `unroll` of them.
   int64_t chunks = c.k / (4 * s.vec);
+  // A warp's loads in flight: 32 lanes, `unroll` steps of `vec` k's.
+  int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec);
   s.kwarps = 1;
-  while (s.kwarps < 8 && tiles * s.kwarps < 16 * t.numSMs &&
-         chunks / (s.kwarps * 2) >= 4)
+  while (s.kwarps < 8 &&
+         tiles * s.kwarps * warpBytes < kLoadBytesInFlightPerSM * t.numSMs &&
+         chunks / (s.kwarps * 2) >= s.unroll)
     s.kwarps *= 2;
-  // An i4 weight stream over 1024 tiles or more (N >= 16384), where the
-  // rule above leaves one or two warps on K, takes 64 k's a lane, two steps
-  // in flight (the same bytes) and two to four warps on K: M = 1 on
-  // 28672 x 4096 took 23.6 us against 34.3 (v32 u4 kw2), on 128256 x 4096
-  // 92.6 against 125.2; below, the rule above is best (8192 x 8192: 15.7
-  // us with kw8 against 16.7 with v64 u2 kw4; 4096 x 4096 6.1 against
-  // 13.1 with kw2; bench/results/2026-12-02-int4).
-  if (stream && c.b == DType::I4 && tiles >= 1024 && c.k % (4 * 64) == 0) {
-    s.vec = 64, s.unroll = 2;
-    s.kwarps = tiles < 4096 ? 4 : 2;
-  }
-  s.warps = std::max<int64_t>(4, (stream ? 1 : 2) * s.kwarps);
+  s.warps = std::max<int64_t>(4, s.kwarps);
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
@@ -365,6 +374,18 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c,
   } else {
     s.rows = s.mtile <= 2 ? 2 : 1;
     s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
+    // M = 1: a warp's share of K in one round of loads. Warps split K while
+    // each keeps at least `unroll` steps (fewer would leave the unrolled
+    // loop to its one-step remainder): a step's load waits about a DRAM
+    // latency, so a warp with 8 steps at 4 in flight waits twice. On eight
+    // int8 shapes from 2048 x 2048 to 28672 x 4096 this took 1.00x to 1.51x
+    // less time than one warp per row (2240 x 8704: 7.4 us against 11.2;
+    // bench/results/2026-12-04-rules).
+    if (s.mtile == 1) {
+      int64_t steps = c.k / (32 * (s.vec * 8 / dtypeBits(c.b)));
+      while (s.kwarps < s.warps && steps / (2 * s.kwarps) >= s.unroll)
+        s.kwarps *= 2;
+    }
   }
   // Too few blocks to fill the SMs: narrow each block first.
   while (s.rows > 1 &&

@@ -52,6 +52,7 @@ def test_gpu_matrix_only_selects_cases(tmp_path):
 
 FAKE_MTC = """#!/bin/sh
 echo "$@" >> "$(dirname "$0")/args.txt"
+case $2 in *.graph) cat "$2" >> "$(dirname "$0")/graphs.txt" ;; esac
 echo '{"device": "fake", "read_ceiling_gbs": 1, "launch_floor_us": 1,
   "graphs": [{"graph": "g", "kernels": [{"schedule": "s", "median_us": 1.0,
   "gbs": 1, "pct_of_read_ceiling": 1, "registers": 1, "local_bytes": 0}]}]}'
@@ -104,3 +105,22 @@ def test_points_take_any_shape(tmp_path):
              str(bad)])
     assert p.returncode == 2
     assert "bad.txt:1: expected 'M NxK SCHEDULE'" in p.stderr + p.stdout
+
+
+def test_points_int4(tmp_path):
+    # --weights int4 times gpt-fast's int4 layer (groups of 128) instead of
+    # the int8 one; anything else is refused.
+    mtc = tmp_path / "mtc"
+    mtc.write_text(FAKE_MTC)
+    mtc.chmod(0o755)
+    points = tmp_path / "points.in"
+    points.write_text("1 4096x4096 heuristic\n")
+    p = run(["bench/device.sh", "--out", str(tmp_path / "out"), "--mtc",
+             str(mtc), "points", "--weights", "int4", str(points)])
+    assert p.returncode == 0, p.stdout + p.stderr
+    graphs = (tmp_path / "graphs.txt").read_text()
+    assert "w: i4[4096, 4096]" in graphs and "bf16[4096, 32]" in graphs
+    bad = run(["bench/device.sh", "-n", "points", "--weights", "int2",
+               str(points)])
+    assert bad.returncode == 2
+    assert "--weights takes int8 or int4" in bad.stderr + bad.stdout

@@ -1,14 +1,15 @@
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules))' | FileCheck %s --check-prefix=H200
-// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=64}))' | FileCheck %s --check-prefix=SMS64
-// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=16}))' | FileCheck %s --check-prefix=SMS16
+// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=8}))' | FileCheck %s --check-prefix=SMS8
+// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=8}))' | FileCheck %s --check-prefix=SMS8
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{max-shared-per-block=16384}))' | FileCheck %s --check-prefix=SMEM16K
 // RUN: %mtc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=0}))'
 
 // The heuristic sizes schedules by the target's multiprocessors and shared
 // memory (passes/Heuristics.h, ScheduleTarget; defaults an H200's). At
-// M = 16 on 8192 x 4096, the mma start splits K over warps until about 16
-// warps per multiprocessor stream weights: 512 tiles of 16 rows take eight
-// warps each on 132 multiprocessors, two on 64, one on 16. The tiled start
+// M = 16 on 8192 x 4096, the mma start splits K over warps until 64 KiB of
+// weight loads per multiprocessor are in flight (1 KiB a warp): 512 tiles
+// of 16 rows take eight warps each on 132 multiprocessors, two on 16, one
+// on 8. The tiled start
 // at M = 64 keeps a ring of four K tiles; where a block may use only 16 KiB
 // of shared memory it gives up stages, load width, warps and rows until it
 // fits.
@@ -16,11 +17,11 @@
 #row = affine_map<(d0, d1) -> (d1)>
 
 // H200-LABEL: graph.func @woq_m16(
-// H200:         schedule = #kernel.schedule<kind = mma, warps = 16, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
-// SMS64-LABEL: graph.func @woq_m16(
-// SMS64:        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 2, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// H200:         schedule = #kernel.schedule<kind = mma, warps = 8, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 // SMS16-LABEL: graph.func @woq_m16(
-// SMS16:        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// SMS16:        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 2, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// SMS8-LABEL: graph.func @woq_m16(
+// SMS8:         schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 // expected-error@+1 {{mtc-assign-schedules: num-sms must be at least 1}}
 graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}

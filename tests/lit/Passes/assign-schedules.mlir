@@ -6,11 +6,14 @@
 #row = affine_map<(d0, d1) -> (d1)>
 #id1 = affine_map<(d0) -> (d0)>
 
-// M = 1, int8 [N, K] weight: 16-byte loads, two rows per warp, unroll 4.
+// M = 1, int8 [N, K] weight: 16-byte loads, two rows per warp, unroll 4,
+// and warps splitting K while each keeps at least 4 steps of 512 k's: two
+// at K = 4096, four at K = 8704 (17 steps), one at K = 2048 (where too few
+// blocks also leave one row per warp).
 
 // CHECK-LABEL: graph.func @woq_m1(
 // CHECK:         kernel.contract
-// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 2, kwarps = 1, vec = 16, unroll = 4, mtile = 1, splitk = 1>
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 2, kwarps = 2, vec = 16, unroll = 4, mtile = 1, splitk = 1>
 graph.func @woq_m1(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>, %s: tensor<8192xbf16>) -> tensor<1x8192xbf16> {
   %0 = kernel.contract %x, %w epilogue(%s : tensor<8192xbf16>) {epilogue_maps = [#row], nodes = ["wf", "y", "out"]}
       : tensor<1x4096xbf16>, tensor<8192x4096xi8> -> tensor<1x8192xbf16>
@@ -32,12 +35,60 @@ graph.func @woq_m1(%x: tensor<1x4096xbf16>, %w: tensor<8192x4096xi8>, %s: tensor
   graph.return %0 : tensor<1x8192xbf16>
 }
 
+// CHECK-LABEL: graph.func @woq_m1_k8704(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 2, kwarps = 4, vec = 16, unroll = 4, mtile = 1, splitk = 1>
+graph.func @woq_m1_k8704(%x: tensor<1x8704xbf16>, %w: tensor<2240x8704xi8>, %s: tensor<2240xbf16>) -> tensor<1x2240xbf16> {
+  %0 = kernel.contract %x, %w epilogue(%s : tensor<2240xbf16>) {epilogue_maps = [#row], nodes = ["wf", "y", "out"]}
+      : tensor<1x8704xbf16>, tensor<2240x8704xi8> -> tensor<1x2240xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32, %e: bf16):
+    %1 = arith.truncf %acc : f32 to bf16
+    %2 = arith.extf %1 : bf16 to f32
+    %3 = arith.extf %e : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    kernel.yield %5 : bf16
+  }
+  graph.return %0 : tensor<1x2240xbf16>
+}
+
+// CHECK-LABEL: graph.func @woq_m1_k2048(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 4, mtile = 1, splitk = 1>
+graph.func @woq_m1_k2048(%x: tensor<1x2048xbf16>, %w: tensor<2048x2048xi8>, %s: tensor<2048xbf16>) -> tensor<1x2048xbf16> {
+  %0 = kernel.contract %x, %w epilogue(%s : tensor<2048xbf16>) {epilogue_maps = [#row], nodes = ["wf", "y", "out"]}
+      : tensor<1x2048xbf16>, tensor<2048x2048xi8> -> tensor<1x2048xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32, %e: bf16):
+    %1 = arith.truncf %acc : f32 to bf16
+    %2 = arith.extf %1 : bf16 to f32
+    %3 = arith.extf %e : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.truncf %4 : f32 to bf16
+    kernel.yield %5 : bf16
+  }
+  graph.return %0 : tensor<1x2048xbf16>
+}
+
 // M = 16: tensor cores, all sixteen activation rows in one block, warps
 // splitting K.
 
 // CHECK-LABEL: graph.func @woq_m16(
 // CHECK:         kernel.contract
-// CHECK-SAME:      schedule = #kernel.schedule<kind = mma, warps = 16, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// CHECK-SAME:      schedule = #kernel.schedule<kind = mma, warps = 8, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
       : tensor<16x4096xbf16>, tensor<8192x4096xi8> -> tensor<16x8192xbf16>
