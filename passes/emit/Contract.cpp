@@ -169,6 +169,10 @@ std::pair<Value, Value> ContractEmitter::pieceRange(int64_t total) {
   return {begin, end};
 }
 
+int64_t ContractEmitter::stepsInFlight(int64_t total) const {
+  return std::clamp<int64_t>(total / geo.pieces, 1, s.unroll);
+}
+
 //===----------------------------------------------------------------------===//
 // The epilogue and split-K
 //===----------------------------------------------------------------------===//
@@ -348,5 +352,6 @@ void ContractEmitter::deliverAll(int64_t count, ArrayRef<Value> acc,
     for (int64_t j = 0; j < count; ++j)
       deliver(mOf(j), nOf(j), acc[j]);
   }
-  splitKFinish(count, [&](int64_t) { return firstPiece; }, mOf, nOf);
+  splitKFinish(
+      count, [&](int64_t) { return firstPiece; }, mOf, nOf);
 }

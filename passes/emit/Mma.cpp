@@ -34,7 +34,7 @@ emit::createMmaEmitter(OpBuilder &b, ContractOp op, StringRef name,
 }
 
 void MmaEmitter::emitBody() {
-  int64_t R = s.rows, mt = s.mtile / kMmaColsPerTile, U = s.unroll;
+  int64_t R = s.rows, mt = s.mtile / kMmaColsPerTile;
   int64_t span = s.vec; // K elements per lane and step
   int64_t chunk = geo.chunk, chunks = K() / chunk;
   bool f16 = aElem.isF16();
@@ -126,7 +126,7 @@ void MmaEmitter::emitBody() {
       }
     return a;
   };
-  acc = unrolledLoop(cBegin, cEnd, U, acc, step);
+  acc = unrolledLoop(cBegin, cEnd, stepsInFlight(chunks), acc, step);
 
   deliverMma(acc, geo.warpsN, wn, m0, n0, mt);
 }

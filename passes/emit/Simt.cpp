@@ -129,7 +129,7 @@ void SimtEmitter::emitNK() {
     return a;
   };
 
-  acc = unrolledLoop(cBegin, cEnd, s.unroll, acc, step);
+  acc = unrolledLoop(cBegin, cEnd, stepsInFlight(chunks), acc, step);
   // K % chunk leftover elements: the last piece, one element per lane.
   if (tailStart < K()) {
     Value isLast = g.cmp(Pred::eq, piece, g.c32(geo.pieces - 1));
@@ -320,7 +320,7 @@ void SimtEmitter::emitKN() {
     }
     return a;
   };
-  acc = unrolledLoop(kBegin, kEnd, s.unroll, acc, step);
+  acc = unrolledLoop(kBegin, kEnd, stepsInFlight(K()), acc, step);
 
   auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / (rows * epl))); };
   auto nOf = [&](int64_t j) {
