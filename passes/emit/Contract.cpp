@@ -352,6 +352,5 @@ void ContractEmitter::deliverAll(int64_t count, ArrayRef<Value> acc,
     for (int64_t j = 0; j < count; ++j)
       deliver(mOf(j), nOf(j), acc[j]);
   }
-  splitKFinish(
-      count, [&](int64_t) { return firstPiece; }, mOf, nOf);
+  splitKFinish(count, [&](int64_t) { return firstPiece; }, mOf, nOf);
 }
