@@ -77,15 +77,16 @@ LazyDevice::identity(llvm::StringRef cacheDir) {
       const llvm::json::Object *o = v ? v->getAsObject() : nullptr;
       if (!v)
         llvm::consumeError(v.takeError());
-      std::optional<int64_t> major, minor, sms, l2, smem;
+      std::optional<int64_t> major, minor, sms, l2, smem, bw;
       if (o) {
         major = o->getInteger("cc_major"), minor = o->getInteger("cc_minor");
         sms = o->getInteger("sms"), l2 = o->getInteger("l2_bytes");
         smem = o->getInteger("max_shared_per_block_optin");
+        bw = o->getInteger("mem_bandwidth");
       }
       // Files of older mtc versions lack the sizes: ask the driver again.
       if (o && o->getString("name") && o->getString("cc") &&
-          o->getString("driver") && major && minor && sms && l2 && smem) {
+          o->getString("driver") && major && minor && sms && l2 && smem && bw) {
         id = DeviceIdentity{o->getString("name")->str(),
                             o->getString("cc")->str(),
                             o->getString("driver")->str(),
@@ -93,7 +94,8 @@ LazyDevice::identity(llvm::StringRef cacheDir) {
                             int(*minor),
                             int(*sms),
                             *l2,
-                            *smem};
+                            *smem,
+                            *bw};
         return *id;
       }
     }
@@ -111,7 +113,8 @@ LazyDevice::identity(llvm::StringRef cacheDir) {
         {"cc_minor", id->ccMinor},
         {"sms", id->sms},
         {"l2_bytes", id->l2Bytes},
-        {"max_shared_per_block_optin", id->maxSharedPerBlockOptin}};
+        {"max_shared_per_block_optin", id->maxSharedPerBlockOptin},
+        {"mem_bandwidth", id->memBandwidth}};
     llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
     // Best effort: without it the next run asks the driver again.
     llvm::consumeError(writeFileAtomically(
@@ -278,8 +281,9 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
   // The search starts from the heuristic's schedule, which the target sizes.
   std::string codegen =
       std::string(options.fastDequant ? "fast-dequant" : "cvt-dequant") +
-      llvm::formatv(" sms{0} l2 {1} smem {2}", target.numSMs, target.l2Bytes,
-                    target.maxSharedPerBlock)
+      llvm::formatv(" sms{0} l2 {1} smem {2} bw {3}", target.numSMs,
+                    target.l2Bytes, target.maxSharedPerBlock,
+                    target.memBandwidth)
           .str();
 
   for (auto [k, op] : llvm::enumerate(ops)) {

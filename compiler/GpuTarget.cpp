@@ -20,13 +20,18 @@ namespace {
 struct Named {
   const char *name, *arch;
   int64_t sms, l2MiB, smemKiB;
+  /// Peak memory bandwidth as the driver reports it: memory clock (MHz) and
+  /// bus width (bits).
+  int64_t memMHz, busBits;
 };
 } // namespace
 
 static constexpr Named kNamed[] = {
-    {"a100", "sm_80", 108, 40, 163},   {"h100", "sm_90a", 132, 50, 227},
-    {"h200", "sm_90a", 132, 50, 227},  {"l40s", "sm_89", 142, 96, 99},
-    {"rtx4090", "sm_89", 128, 72, 99},
+    {"a100", "sm_80", 108, 40, 163, 1593, 5120},
+    {"h100", "sm_90a", 132, 50, 227, 2619, 5120},
+    {"h200", "sm_90a", 132, 50, 227, 3201, 6144},
+    {"l40s", "sm_89", 142, 96, 99, 9001, 384},
+    {"rtx4090", "sm_89", 128, 72, 99, 10501, 384},
 };
 
 static GpuTarget fromNamed(const Named &n) {
@@ -36,6 +41,7 @@ static GpuTarget fromNamed(const Named &n) {
   t.facts.numSMs = n.sms;
   t.facts.l2Bytes = n.l2MiB << 20;
   t.facts.maxSharedPerBlock = n.smemKiB * 1024;
+  t.facts.memBandwidth = 2 * n.memMHz * 1000000 * n.busBits / 8;
   t.facts.wgmma = archHasWgmma(t.arch);
   return t;
 }
@@ -54,9 +60,10 @@ std::string GpuTarget::describe() const {
       return llvm::formatv("{0} KiB", bytes / 1024).str();
     return llvm::formatv("{0} bytes", bytes).str();
   };
-  return llvm::formatv("{0} ({1} SMs, {2} L2, {3} shared memory per block)",
-                       name, facts.numSMs, size(facts.l2Bytes),
-                       size(facts.maxSharedPerBlock))
+  return llvm::formatv(
+             "{0} ({1} SMs, {2} L2, {3} shared memory per block, {4} GB/s)",
+             name, facts.numSMs, size(facts.l2Bytes),
+             size(facts.maxSharedPerBlock), facts.memBandwidth / 1000000000)
       .str();
 }
 
@@ -78,26 +85,32 @@ llvm::Expected<GpuTarget> mtc::parseTarget(StringRef spec,
   };
   if (!spec.contains('='))
     return bad("not a known GPU (" + knownTargetNames() +
-               ", gpu, or sms=N,l2=BYTES,smem=BYTES)");
+               ", gpu, or sms=N,l2=BYTES,smem=BYTES[,bw=GB/s])");
   GpuTarget t;
   t.name = "custom";
   t.arch = archIfCustom.str();
+  int64_t bwGBs = 0;
   int64_t *fields[] = {&t.facts.numSMs, &t.facts.l2Bytes,
-                       &t.facts.maxSharedPerBlock};
-  const char *keys[] = {"sms", "l2", "smem"};
-  bool seen[3] = {false, false, false};
+                       &t.facts.maxSharedPerBlock, &bwGBs};
+  const char *keys[] = {"sms", "l2", "smem", "bw"};
+  bool seen[4] = {false, false, false, false};
   llvm::SmallVector<StringRef> parts;
   spec.split(parts, ',');
   for (StringRef part : parts) {
     auto [key, value] = part.split('=');
     const char *const *k = llvm::find(keys, key);
     if (k == std::end(keys))
-      return bad("unknown key '" + key + "' (sms, l2, smem)");
+      return bad("unknown key '" + key + "' (sms, l2, smem, bw)");
     size_t i = k - std::begin(keys);
+    bool positive = i == 0 || i == 3;
     int64_t v;
-    if (value.getAsInteger(10, v) || v < (i == 0 ? 1 : 0))
+    // At most 10^7 GB/s, so that bytes/s fit an int64_t.
+    if (value.getAsInteger(10, v) || v < (positive ? 1 : 0) ||
+        (i == 3 && v > 10000000))
       return bad(llvm::Twine(key) + " expects " +
-                 (i == 0 ? "a positive count" : "a number of bytes") +
+                 (i == 0   ? "a positive count"
+                  : i == 3 ? "GB/s from 1 to 10000000"
+                           : "a number of bytes") +
                  ", got '" + value + "'");
     *fields[i] = v;
     seen[i] = true;
@@ -105,6 +118,10 @@ llvm::Expected<GpuTarget> mtc::parseTarget(StringRef spec,
   for (size_t i = 0; i < 3; ++i)
     if (!seen[i])
       return bad(llvm::Twine("missing ") + keys[i] + "=");
+  // Without bw=, an H200's bandwidth per multiprocessor.
+  t.facts.memBandwidth =
+      seen[3] ? bwGBs * 1000000000
+              : ScheduleTarget::bandwidthLikeH200(t.facts.numSMs);
   t.facts.wgmma = archHasWgmma(t.arch);
   return t;
 }

@@ -1,7 +1,8 @@
 //===- GpuTarget.h - The GPU that schedules are sized for -------*- C++ -*-===//
 //
 // The facts of a GPU that the heuristic schedules depend on (multiprocessors,
-// L2, shared memory per block: passes/Heuristics.h's ScheduleTarget) and the
+// L2, shared memory per block, memory bandwidth: passes/Heuristics.h's
+// ScheduleTarget) and the
 // architecture its PTX is for. `mtc compile` names one (--target NAME, or the
 // default for --arch); the commands that run on a GPU, and the PyTorch
 // package, take the GPU at hand's (--target gpu, queried from the driver).
@@ -30,7 +31,7 @@ struct GpuTarget {
 
   /// The facts with `wgmma` set for `arch`: the arch actually compiled for.
   ScheduleTarget forArch(llvm::StringRef arch) const;
-  /// "h100 (132 SMs, 50 MiB L2, 227 KiB shared memory per block)".
+  /// "h100 (132 SMs, 50 MiB L2, 227 KiB shared memory per block, 3352 GB/s)".
   std::string describe() const;
 };
 
@@ -38,8 +39,9 @@ struct GpuTarget {
 std::string knownTargetNames();
 
 /// The target of --target SPEC (not "gpu", which the commands resolve): a
-/// name of knownTargetNames(), or "sms=N,l2=BYTES,smem=BYTES" (shared memory
-/// per block, opted in) for another GPU, whose arch is `archIfCustom`.
+/// name of knownTargetNames(), or "sms=N,l2=BYTES,smem=BYTES[,bw=GB/s]"
+/// (shared memory per block, opted in; without bw, an H200's bandwidth per
+/// multiprocessor) for another GPU, whose arch is `archIfCustom`.
 /// Errors are InputErrors naming the flag.
 llvm::Expected<GpuTarget> parseTarget(llvm::StringRef spec,
                                       llvm::StringRef archIfCustom);

@@ -29,12 +29,16 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
     target.numSMs = numSMs;
     target.l2Bytes = l2Bytes;
     target.maxSharedPerBlock = maxSharedPerBlock;
-    if (numSMs < 1 || l2Bytes < 0 || maxSharedPerBlock < 0) {
-      getOperation().emitError("mtc-assign-schedules: num-sms must be at "
-                               "least 1, l2-bytes and max-shared-per-block "
-                               "not negative");
+    if (numSMs < 1 || l2Bytes < 0 || maxSharedPerBlock < 0 ||
+        memBandwidth < 0) {
+      getOperation().emitError(
+          "mtc-assign-schedules: num-sms must be at least 1, l2-bytes, "
+          "max-shared-per-block and mem-bandwidth not negative");
       return signalPassFailure();
     }
+    target.memBandwidth =
+        memBandwidth ? int64_t(memBandwidth)
+                     : ScheduleTarget::bandwidthLikeH200(target.numSMs);
     getOperation().walk([&](Operation *op) {
       if (!isKernelOp(op) || op->hasAttr("schedule"))
         return;

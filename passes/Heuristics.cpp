@@ -51,16 +51,21 @@ shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
   return legalOn(c, s, t);
 }
 
-/// Bytes of weight loads in flight per multiprocessor that keep HBM busy:
-/// Little's law gives bandwidth per multiprocessor times the loaded latency
-/// (on an H200, 4.8 TB/s / 132 x about 1 us = 36 KiB), with room to spare
-/// for warps between rounds. The mma rule below spreads K over warps until
-/// the machine has this much in flight (bench/results/2026-12-04-rules).
-constexpr int64_t kLoadBytesInFlightPerSM = 64 * 1024;
+/// Bytes of weight loads in flight per multiprocessor that keep memory busy:
+/// Little's law gives the bandwidth per multiprocessor times the loaded
+/// latency (about 0.875 us), doubled for warps between rounds: 64 KiB on an
+/// H200 (4916 GB/s over 132 multiprocessors), 43 KiB on an H100, 10 KiB on
+/// an L40S. The mma rule below spreads K over warps until the machine has
+/// this much in flight (bench/results/2026-12-04-rules).
+static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
+  constexpr double kLoadedLatencySeconds = 0.875e-6;
+  return int64_t(2 * kLoadedLatencySeconds * double(t.memBandwidth) /
+                 double(t.numSMs));
+}
 
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
 /// M (up to 32 rows) in one block so every weight byte is read once, and
-/// warps splitting K until kLoadBytesInFlightPerSM are in flight. A lane's
+/// warps splitting K until loadBytesInFlightPerSM are in flight. A lane's
 /// steps in flight hold its bytes: with a single 8-row tile of M (M <= 8)
 /// the kernel is a weight stream of 32-byte loads (32 k's of int8, 64 of
 /// int4), several steps in flight and every warp of a block on the same
@@ -99,7 +104,7 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec);
   s.kwarps = 1;
   while (s.kwarps < 8 &&
-         tiles * s.kwarps * warpBytes < kLoadBytesInFlightPerSM * t.numSMs &&
+         tiles * s.kwarps * warpBytes < loadBytesInFlightPerSM(t) * t.numSMs &&
          chunks / (s.kwarps * 2) >= s.unroll)
     s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, s.kwarps);

@@ -21,7 +21,7 @@ namespace mtc {
 
 /// What the compile's target GPU offers the heuristics
 /// (compiler/GpuTarget.h fills it from a named GPU or the one at hand). The
-/// defaults are an H100/H200's (SXM).
+/// defaults are an H200's (SXM).
 struct ScheduleTarget {
   /// Hopper's wgmma and TMA (sm_90a): the wgmma kind may be picked.
   bool wgmma = false;
@@ -31,6 +31,16 @@ struct ScheduleTarget {
   int64_t l2Bytes = int64_t(50) << 20;
   /// Shared memory one block may use (opted in).
   int64_t maxSharedPerBlock = 227 * 1024;
+  /// Peak memory bandwidth, bytes/s: two transfers per memory clock over
+  /// the bus (an H200's driver reports 3201 MHz and 6144 bits: 4916 GB/s).
+  static constexpr int64_t kH200Bandwidth =
+      int64_t(2) * 3201 * 1000000 * 6144 / 8;
+  int64_t memBandwidth = kH200Bandwidth;
+  /// What a GPU of `numSMs` multiprocessors gets where its bandwidth is not
+  /// given: an H200's per multiprocessor.
+  static int64_t bandwidthLikeH200(int64_t numSMs) {
+    return kH200Bandwidth / 132 * numSMs;
+  }
 };
 
 /// The heuristic start for `op` (a kernel.contract or kernel.elementwise).

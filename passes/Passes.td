@@ -77,7 +77,10 @@ def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
            "The target's L2 cache in bytes">,
     Option<"maxSharedPerBlock", "max-shared-per-block", "int64_t",
            /*default=*/"227 * 1024",
-           "Shared memory one block may use (opted in), in bytes">
+           "Shared memory one block may use (opted in), in bytes">,
+    Option<"memBandwidth", "mem-bandwidth", "int64_t", /*default=*/"0",
+           "The target's memory bandwidth in bytes/s (0: an H200's per "
+           "multiprocessor)">
   ];
   let dependentDialects = ["::mtc::kernel::KernelDialect"];
 }

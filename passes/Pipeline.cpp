@@ -34,6 +34,7 @@ void buildSchedulePipeline(OpPassManager &pm, const PipelineOptions &options) {
   assign.numSMs = options.target.numSMs;
   assign.l2Bytes = options.target.l2Bytes;
   assign.maxSharedPerBlock = options.target.maxSharedPerBlock;
+  assign.memBandwidth = options.target.memBandwidth;
   pm.nest<graph::FuncOp>().addPass(createAssignSchedules(assign));
 }
 

@@ -49,6 +49,7 @@ namespace {
 struct RawIdentity {
   int driverVersion = 0, ccMajor = 0, ccMinor = 0, sms = 0;
   int64_t l2 = 0, maxSharedOptin = 0;
+  int memClockKHz = 0, busBits = 0;
   std::string name;
 };
 } // namespace
@@ -98,6 +99,15 @@ static Expected<RawIdentity> queryIdentity(const CudaDriver &drv,
           drv, dev, cu::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
           id.maxSharedOptin))
     return std::move(e);
+  // The bandwidth is optional: where the driver does not report it,
+  // memBandwidth stays 0 and the target takes an H200's per multiprocessor.
+  if (Error e = getAttribute(
+          drv, dev, cu::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, id.memClockKHz))
+    consumeError(std::move(e));
+  if (Error e = getAttribute(drv, dev,
+                             cu::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH,
+                             id.busBits))
+    consumeError(std::move(e));
   return id;
 }
 
@@ -120,6 +130,7 @@ Expected<DeviceIdentity> identifyDevice(int ordinal) {
   id.sms = raw->sms;
   id.l2Bytes = raw->l2;
   id.maxSharedPerBlockOptin = raw->maxSharedOptin;
+  id.memBandwidth = int64_t(raw->memClockKHz) * 1000 * 2 * raw->busBits / 8;
   return id;
 }
 

@@ -26,6 +26,9 @@ struct DeviceIdentity {
   /// What schedules are sized by (compiler/GpuTarget.h).
   int ccMajor = 0, ccMinor = 0, sms = 0;
   int64_t l2Bytes = 0, maxSharedPerBlockOptin = 0;
+  /// Peak memory bandwidth, bytes/s: two transfers per memory clock over
+  /// the bus, as the driver reports both (0 where it does not).
+  int64_t memBandwidth = 0;
 };
 llvm::Expected<DeviceIdentity> identifyDevice(int ordinal = 0);
 

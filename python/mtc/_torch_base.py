@@ -247,17 +247,24 @@ class Kernels:
 
 
 def device_target(dev):
-    """``mtc compile --target`` for cuda:``dev``: its multiprocessors, L2
-    and opted-in shared memory per block, so that the heuristic schedules
-    are sized for the GPU at hand ("gpu", mtc's own query of the first
-    GPU, where this PyTorch does not report them)."""
+    """``mtc compile --target`` for cuda:``dev``: its multiprocessors, L2,
+    opted-in shared memory per block and, where this PyTorch reports the
+    memory clock and bus, bandwidth, so that the heuristic schedules are
+    sized for the GPU at hand ("gpu", mtc's own query of the first GPU,
+    where it does not report the first three)."""
     p = torch.cuda.get_device_properties(dev)
     facts = [getattr(p, a, None) for a in (
         "multi_processor_count", "L2_cache_size",
         "shared_memory_per_block_optin")]
     if any(not isinstance(v, int) for v in facts):
         return "gpu"
-    return "sms={},l2={},smem={}".format(*facts)
+    spec = "sms={},l2={},smem={}".format(*facts)
+    khz, bits = (getattr(p, a, None)
+                 for a in ("memory_clock_rate", "memory_bus_width"))
+    if isinstance(khz, int) and isinstance(bits, int) and khz > 0 and bits > 0:
+        # Two transfers per memory clock (kHz) over the bus, in GB/s.
+        spec += ",bw={}".format(max(1, khz * 2 * bits // 8 // 1000000))
+    return spec
 
 
 def _device_arch(dev):

@@ -181,3 +181,25 @@ def test_arch_follows_the_cli(cc, arch):
     """The package picks the arch as `mtc run` does for the same GPU
     (tests/lit/CLI/target-gpu.test checks 9.0, 8.9 and 7.5 there)."""
     assert _torch_base.arch_for_capability(*cc) == arch
+
+
+def test_device_target_spec(monkeypatch):
+    """The facts PyTorch reports become `--target`: bandwidth where it
+    reports the memory clock and bus (two transfers a clock), none where it
+    does not (mtc then takes an H200's per multiprocessor), and "gpu" (mtc's
+    own driver query) without the first three."""
+    class Props:
+        multi_processor_count = 132
+        L2_cache_size = 50 << 20
+        shared_memory_per_block_optin = 227 * 1024
+        memory_clock_rate = 3201000  # kHz
+        memory_bus_width = 6144
+
+    props = Props()
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda d: props)
+    assert _torch_base.device_target(0) == (
+        "sms=132,l2=52428800,smem=232448,bw=4916")
+    del Props.memory_clock_rate
+    assert _torch_base.device_target(0) == "sms=132,l2=52428800,smem=232448"
+    del Props.L2_cache_size
+    assert _torch_base.device_target(0) == "gpu"

@@ -18,8 +18,9 @@
 //   fault          launching the kernel named by FAKE_CUDA_FAULT_KERNEL
 //                  makes later synchronisations fail (sticky, like a fault)
 //   small_gpu      the device is a compute capability 8.9 part with 16
-//                  multiprocessors, 4 MiB of L2 and 99 KiB of shared memory
-//                  per block (the H200's otherwise)
+//                  multiprocessors, 4 MiB of L2, 99 KiB of shared memory
+//                  per block and 288 GB/s (9001 MHz, 128 bits; the H200's
+//                  otherwise)
 //   old_gpu        the device has compute capability 7.5
 //
 // The fake also checks what the real driver would reject or what would be
@@ -217,6 +218,12 @@ FAKE_API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a,
     break;
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
     *v = mode() == "small_gpu" ? 16 : 132;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: // kHz
+    *v = mode() == "small_gpu" ? 9001000 : 3201000;
+    break;
+  case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+    *v = mode() == "small_gpu" ? 128 : 6144;
     break;
   case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE:
     *v = (mode() == "small_gpu" ? 4 : 50) * 1024 * 1024;

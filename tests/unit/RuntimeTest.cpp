@@ -265,6 +265,15 @@ TEST_F(Runtime, DeviceProperties) {
   EXPECT_EQ(liveObjects(), 0) << "stream or context not released";
 }
 
+TEST_F(Runtime, IdentityHasTheBandwidth) {
+  // Two transfers per memory clock over the bus: the fake's 3201 MHz on
+  // 6144 bits, an H200's as its driver reports them.
+  Expected<DeviceIdentity> id = identifyDevice();
+  ASSERT_TRUE(bool(id)) << toString(id.takeError());
+  EXPECT_EQ(id->sms, 132);
+  EXPECT_EQ(id->memBandwidth, int64_t(3201000) * 1000 * 2 * 6144 / 8);
+}
+
 TEST(RuntimeErrors, FormatBytes) {
   EXPECT_EQ(formatBytes(100), "100 B");
   EXPECT_EQ(formatBytes(12 * 1024), "12.0 KiB");

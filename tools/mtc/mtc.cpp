@@ -63,9 +63,10 @@ cl::opt<std::string>
 cl::opt<std::string> targetSpec(
     "target",
     cl::desc("The GPU the heuristic schedules are sized for (multiprocessors, "
-             "L2, shared memory): a100, h100, h200, l40s, rtx4090; gpu (the "
-             "one at hand, the default of run, bench and tune); or "
-             "sms=N,l2=BYTES,smem=BYTES. compile's default follows --arch"),
+             "L2, shared memory, bandwidth): a100, h100, h200, l40s, rtx4090; "
+             "gpu (the one at hand, the default of run, bench and tune); or "
+             "sms=N,l2=BYTES,smem=BYTES[,bw=GB/s]. compile's default follows "
+             "--arch"),
     cl::value_desc("name"), cl::sub(compileCmd), cl::sub(runCmd),
     cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::list<std::string> graphNames("graph",

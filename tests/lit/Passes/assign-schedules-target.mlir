@@ -2,14 +2,17 @@
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=8}))' | FileCheck %s --check-prefix=SMS8
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=8}))' | FileCheck %s --check-prefix=SMS8
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{max-shared-per-block=16384}))' | FileCheck %s --check-prefix=SMEM16K
+// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=16 mem-bandwidth=60000000000}))' | FileCheck %s --check-prefix=BW60
 // RUN: %mtc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=0}))'
+// RUN: %mtc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{mem-bandwidth=-1}))'
 
 // The heuristic sizes schedules by the target's multiprocessors and shared
 // memory (passes/Heuristics.h, ScheduleTarget; defaults an H200's). At
-// M = 16 on 8192 x 4096, the mma start splits K over warps until 64 KiB of
-// weight loads per multiprocessor are in flight (1 KiB a warp): 512 tiles
-// of 16 rows take eight warps each on 132 multiprocessors, two on 16, one
-// on 8. The tiled start
+// M = 16 on 8192 x 4096, the mma start splits K over warps until the
+// bandwidth times the loaded latency is in flight (1 KiB a warp; without
+// mem-bandwidth, an H200's 64 KiB per multiprocessor): 512 tiles of 16 rows
+// take eight warps each on 132 multiprocessors, two on 16, one on 8, and
+// one on 16 with 60 GB/s. The tiled start
 // at M = 64 keeps a ring of four K tiles; where a block may use only 16 KiB
 // of shared memory it gives up stages, load width, warps and rows until it
 // fits.
@@ -20,6 +23,8 @@
 // H200:         schedule = #kernel.schedule<kind = mma, warps = 8, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 // SMS16-LABEL: graph.func @woq_m16(
 // SMS16:        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 2, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// BW60-LABEL: graph.func @woq_m16(
+// BW60:         schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1,
 // SMS8-LABEL: graph.func @woq_m16(
 // SMS8:         schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 // expected-error@+1 {{mtc-assign-schedules: num-sms must be at least 1}}
