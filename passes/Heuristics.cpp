@@ -3,9 +3,9 @@
 // The rules of thumb behind mtc-assign-schedules and the tuner's starts. Each
 // starts from what measured best (bench/results) and backs off until
 // checkSchedule accepts it and its shared memory fits the target, so it is
-// legal whatever its numbers. Waves, L2 and shared memory are the target's
-// (ScheduleTarget); the H200 numbers in the comments are where the rules
-// were measured.
+// legal whatever its numbers. Waves, L2, shared memory and the loads in
+// flight come from the target (ScheduleTarget); the H200 numbers in the
+// comments are where the rules were measured.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Heuristics.h"

@@ -2,8 +2,9 @@
 //
 // The schedule a kernel gets when it is not tuned, and the starts the
 // autotuner descends from. These are tuning decisions (thresholds measured on
-// H200 runs of the benchmark suite, sized by the target's multiprocessors,
-// L2 and shared memory), kept apart from the dialect's rules:
+// H200 runs of the benchmark suite and the shape zoo, sized by the target's
+// multiprocessors, L2, shared memory and bandwidth), kept apart from the
+// dialect's rules:
 // dialects/Kernel/Schedule.h says what is legal and what a schedule
 // launches; this file picks among the legal schedules.
 //
