@@ -64,7 +64,8 @@ sys.path.insert(0, HERE)
 from compare_int4 import (INNER_K_TILES, INT4_GROUPS,  # noqa: E402
                           bench_torch_int4, weights_fields)
 from compare_report import INT4_SYSTEMS, SYSTEMS, log, report  # noqa: E402
-from compare_torch import bench_torch, measure, setup_torch  # noqa: E402
+import compare_torch  # noqa: E402
+from compare_torch import bench_torch  # noqa: E402
 
 
 def graph_name(m, n, k, weights="int8", group=128):
@@ -395,7 +396,7 @@ def main():
             if any(s != "mtc" for s in args.systems):
                 if args.weights == "int4":
                     bench_torch_int4(args, rec, [m], chunk, deadline,
-                                     setup_torch, measure)
+                                     compare_torch)
                 else:
                     bench_torch(args, rec, [m], chunk, deadline)
     # The report: this run's layer only (merged rows may hold others).

@@ -5,7 +5,6 @@ fields that tell an int4 row from an int8 one. A module of compare.py, which
 has the int4 graph text for mtc (graph_text) and the rest of the harness.
 """
 import re
-import time
 
 from compare_report import log
 
@@ -58,10 +57,12 @@ def dequantise_int4(torch, q, scales, zeros, group, dtype):
             + zeros.to(dtype).repeat_interleave(group, 1))
 
 
-def bench_torch_int4(args, rec, ms, shapes, deadline, setup_torch, measure):
+def bench_torch_int4(args, rec, ms, shapes, deadline, torch_side):
     """tinygemm (_weight_int4pack_mm) and bf16 cuBLAS on the dequantised
     weights, on the same q, scales and zeros, against an fp64 reference.
-    setup_torch and measure are compare.py's (the int8 systems' too)."""
+    torch_side is compare_torch (the int8 systems' setup_torch, measure and
+    seeded_points; it imports this module)."""
+    setup_torch, measure = torch_side.setup_torch, torch_side.measure
     torch = setup_torch(args, rec)
     import torch.nn.functional as F
 
@@ -71,49 +72,43 @@ def bench_torch_int4(args, rec, ms, shapes, deadline, setup_torch, measure):
     def tinygemm(x, w4, sz):
         return torch.ops.aten._weight_int4pack_mm(x, w4, G, sz)
 
-    for m in ms:
-        for n, k in shapes:
-            if time.time() > deadline:
-                log("torch: out of time budget")
-                return
-            gen = torch.Generator(device=dev).manual_seed(1000 * m + n + k)
-            x = torch.randn(m, k, device=dev, dtype=torch.bfloat16,
-                            generator=gen)
-            q = torch.randint(0, 16, (n, k), device=dev, dtype=torch.int32,
-                              generator=gen)
-            # Small positive scales and small zeros, as mtc run --check's.
-            sc = ((torch.rand(n, k // G, device=dev, generator=gen) + 0.5) /
-                  64).to(torch.bfloat16)
-            zr = ((torch.rand(n, k // G, device=dev, generator=gen) - 0.5) /
-                  8).to(torch.bfloat16)
-            wd = dequantise_int4(torch, q, sc, zr, G, torch.float64)
-            ref = x.double() @ wd.T
-            del wd
-            key = (m, n, k)
-            xo_bytes = m * k * 2
+    for m, n, k, gen, x in torch_side.seeded_points(torch, ms, shapes,
+                                                    deadline):
+        q = torch.randint(0, 16, (n, k), device=dev, dtype=torch.int32,
+                          generator=gen)
+        # Small positive scales and small zeros, as mtc run --check's.
+        sc = ((torch.rand(n, k // G, device=dev, generator=gen) + 0.5) /
+              64).to(torch.bfloat16)
+        zr = ((torch.rand(n, k // G, device=dev, generator=gen) - 0.5) /
+              8).to(torch.bfloat16)
+        wd = dequantise_int4(torch, q, sc, zr, G, torch.float64)
+        ref = x.double() @ wd.T
+        del wd
+        key = (m, n, k)
+        xo_bytes = m * k * 2
 
-            if "tinygemm" in args.systems:
-                try:
-                    w4, how = tinygemm_weight(torch, q)
-                    rec.meta["int4pack_input"] = how
-                    sz = scales_and_zeros(torch, sc, zr)
-                except Exception as e:
-                    log(f"  tinygemm M={m} {n}x{k}: packing failed: {e}")
-                    rec.add(system="tinygemm", m=m, n=n, k=k, us=None,
-                            err=None, ok=False, error=str(e)[:500],
-                            **weights_fields(args))
-                else:
-                    measure(torch, args, rec, "tinygemm", tinygemm,
-                            (x, w4, sz),
-                            n * k // 2 + 4 * n * (k // G) + xo_bytes, 0.0,
-                            key, ref)
-                    del w4, sz
-            if "cublas_bf16" in args.systems:
-                wb = dequantise_int4(torch, q, sc, zr, G, torch.float32).to(
-                    torch.bfloat16)
-                measure(torch, args, rec, "cublas_bf16",
-                        lambda x, wb: F.linear(x, wb), (x, wb),
-                        2 * n * k + xo_bytes, 0.0, key, ref)
-                del wb
-            del x, q, sc, zr, ref
-            torch.cuda.empty_cache()
+        if "tinygemm" in args.systems:
+            try:
+                w4, how = tinygemm_weight(torch, q)
+                rec.meta["int4pack_input"] = how
+                sz = scales_and_zeros(torch, sc, zr)
+            except Exception as e:
+                log(f"  tinygemm M={m} {n}x{k}: packing failed: {e}")
+                rec.add(system="tinygemm", m=m, n=n, k=k, us=None,
+                        err=None, ok=False, error=str(e)[:500],
+                        **weights_fields(args))
+            else:
+                measure(torch, args, rec, "tinygemm", tinygemm,
+                        (x, w4, sz),
+                        n * k // 2 + 4 * n * (k // G) + xo_bytes, 0.0,
+                        key, ref)
+                del w4, sz
+        if "cublas_bf16" in args.systems:
+            wb = dequantise_int4(torch, q, sc, zr, G, torch.float32).to(
+                torch.bfloat16)
+            measure(torch, args, rec, "cublas_bf16",
+                    lambda x, wb: F.linear(x, wb), (x, wb),
+                    2 * n * k + xo_bytes, 0.0, key, ref)
+            del wb
+        del x, q, sc, zr, ref
+        torch.cuda.empty_cache()

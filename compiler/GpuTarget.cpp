@@ -60,10 +60,14 @@ std::string GpuTarget::describe() const {
       return llvm::formatv("{0} KiB", bytes / 1024).str();
     return llvm::formatv("{0} bytes", bytes).str();
   };
+  std::string bandwidth =
+      facts.memBandwidth > 0
+          ? llvm::formatv("{0} GB/s", facts.memBandwidth / 1000000000).str()
+          : std::string("bandwidth unknown");
   return llvm::formatv(
-             "{0} ({1} SMs, {2} L2, {3} shared memory per block, {4} GB/s)",
-             name, facts.numSMs, size(facts.l2Bytes),
-             size(facts.maxSharedPerBlock), facts.memBandwidth / 1000000000)
+             "{0} ({1} SMs, {2} L2, {3} shared memory per block, {4})", name,
+             facts.numSMs, size(facts.l2Bytes), size(facts.maxSharedPerBlock),
+             bandwidth)
       .str();
 }
 
@@ -118,10 +122,8 @@ llvm::Expected<GpuTarget> mtc::parseTarget(StringRef spec,
   for (size_t i = 0; i < 3; ++i)
     if (!seen[i])
       return bad(llvm::Twine("missing ") + keys[i] + "=");
-  // Without bw=, an H200's bandwidth per multiprocessor.
-  t.facts.memBandwidth =
-      seen[3] ? bwGBs * 1000000000
-              : ScheduleTarget::bandwidthLikeH200(t.facts.numSMs);
+  t.facts.memBandwidth = bwGBs * 1000000000; // 0 without bw=: unknown
+
   t.facts.wgmma = archHasWgmma(t.arch);
   return t;
 }

@@ -36,9 +36,7 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
           "max-shared-per-block and mem-bandwidth not negative");
       return signalPassFailure();
     }
-    target.memBandwidth =
-        memBandwidth ? int64_t(memBandwidth)
-                     : ScheduleTarget::bandwidthLikeH200(target.numSMs);
+    target.memBandwidth = memBandwidth;
     getOperation().walk([&](Operation *op) {
       if (!isKernelOp(op) || op->hasAttr("schedule"))
         return;

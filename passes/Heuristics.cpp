@@ -56,11 +56,14 @@ shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
 /// latency (about 0.875 us), doubled for warps between rounds: 64 KiB on an
 /// H200 (4916 GB/s over 132 multiprocessors), 43 KiB on an H100, 10 KiB on
 /// an L40S. The mma rule below spreads K over warps until the machine has
-/// this much in flight (bench/results/2026-12-04-rules).
+/// this much in flight (bench/results/2026-12-04-rules). An unknown
+/// bandwidth is taken as an H200's per multiprocessor.
 static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
   constexpr double kLoadedLatencySeconds = 0.875e-6;
-  return int64_t(2 * kLoadedLatencySeconds * double(t.memBandwidth) /
-                 double(t.numSMs));
+  double perSM = t.memBandwidth > 0
+                     ? double(t.memBandwidth) / double(t.numSMs)
+                     : double(ScheduleTarget().memBandwidth) / 132;
+  return int64_t(2 * kLoadedLatencySeconds * perSM);
 }
 
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
@@ -387,7 +390,7 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c,
     // less time than one warp per row (2240 x 8704: 7.4 us against 11.2;
     // bench/results/2026-12-04-rules).
     if (s.mtile == 1) {
-      int64_t steps = c.k / (32 * (s.vec * 8 / dtypeBits(c.b)));
+      int64_t steps = c.k / contractGeometry(c, s).chunk;
       while (s.kwarps < s.warps && steps / (2 * s.kwarps) >= s.unroll)
         s.kwarps *= 2;
     }

@@ -34,14 +34,9 @@ struct ScheduleTarget {
   int64_t maxSharedPerBlock = 227 * 1024;
   /// Peak memory bandwidth, bytes/s: two transfers per memory clock over
   /// the bus (an H200's driver reports 3201 MHz and 6144 bits: 4916 GB/s).
-  static constexpr int64_t kH200Bandwidth =
-      int64_t(2) * 3201 * 1000000 * 6144 / 8;
-  int64_t memBandwidth = kH200Bandwidth;
-  /// What a GPU of `numSMs` multiprocessors gets where its bandwidth is not
-  /// given: an H200's per multiprocessor.
-  static int64_t bandwidthLikeH200(int64_t numSMs) {
-    return kH200Bandwidth / 132 * numSMs;
-  }
+  /// 0 where it is not known: the heuristics then take an H200's per
+  /// multiprocessor.
+  int64_t memBandwidth = int64_t(2) * 3201 * 1000000 * 6144 / 8;
 };
 
 /// The heuristic start for `op` (a kernel.contract or kernel.elementwise).

@@ -79,8 +79,8 @@ def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
            /*default=*/"227 * 1024",
            "Shared memory one block may use (opted in), in bytes">,
     Option<"memBandwidth", "mem-bandwidth", "int64_t", /*default=*/"0",
-           "The target's memory bandwidth in bytes/s (0: an H200's per "
-           "multiprocessor)">
+           "The target's memory bandwidth in bytes/s (0: unknown, taken as "
+           "an H200's per multiprocessor)">
   ];
   let dependentDialects = ["::mtc::kernel::KernelDialect"];
 }

@@ -100,7 +100,8 @@ static Expected<RawIdentity> queryIdentity(const CudaDriver &drv,
           id.maxSharedOptin))
     return std::move(e);
   // The bandwidth is optional: where the driver does not report it,
-  // memBandwidth stays 0 and the target takes an H200's per multiprocessor.
+  // memBandwidth stays 0 (unknown; the heuristics take an H200's per
+  // multiprocessor).
   if (Error e = getAttribute(
           drv, dev, cu::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, id.memClockKHz))
     consumeError(std::move(e));

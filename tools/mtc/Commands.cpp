@@ -39,9 +39,7 @@ std::optional<int> Input::resolveTarget(bool onGpu) {
     gpu.facts.numSMs = id->sms;
     gpu.facts.l2Bytes = id->l2Bytes;
     gpu.facts.maxSharedPerBlock = id->maxSharedPerBlockOptin;
-    gpu.facts.memBandwidth = id->memBandwidth
-                                 ? id->memBandwidth
-                                 : ScheduleTarget::bandwidthLikeH200(id->sms);
+    gpu.facts.memBandwidth = id->memBandwidth;
   } else if (!spec.empty()) {
     llvm::Expected<GpuTarget> t =
         parseTarget(spec, arch.empty() ? "sm_90" : StringRef(arch));
