@@ -110,8 +110,7 @@ void SimtEmitter::emitNK() {
           g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneElems);
       kBase[u] = k;
       for (int64_t r = 0; r < rows; ++r)
-        braw[u].push_back(
-            loadRaw(g.gep(bRow[r], weightOffset(k)), s.vec, true));
+        braw[u].push_back(loadStream(g.gep(bRow[r], weightOffset(k)), s.vec));
     }
     for (int64_t u = 0; u < count; ++u) {
       SmallVector<SmallVector<Value>> av;
@@ -130,28 +129,28 @@ void SimtEmitter::emitNK() {
   };
 
   acc = unrolledLoop(cBegin, cEnd, stepsInFlight(chunks), acc, step);
-  // K % chunk leftover elements: the last piece, one element per lane.
-  if (tailStart < K()) {
-    Value isLast = g.cmp(Pred::eq, piece, g.c32(geo.pieces - 1));
-    SmallVector<Type> types(acc.size(), g.f32);
-    acc = g.ifElse(
-        isLast, types,
-        [&] {
-          return g.forLoop(g.add(g.c64(tailStart), g.zext64(lane)), g.c64(K()),
-                           g.c64(32), acc, [&](Value k, ValueRange iters) {
-                             SmallVector<Value> a(iters.begin(), iters.end());
-                             for (int64_t r = 0; r < rows; ++r) {
-                               Value bv = weightScalar(bRow[r], bN[r], k);
-                               for (int64_t i = 0; i < mt; ++i) {
-                                 Value av = aScalar(aRow[i], k, aRowIdx[i]);
-                                 Value &slot = a[(i * rows + r) * 2];
-                                 slot = g.fma(av, bv, slot);
-                               }
-                             }
-                             return a;
-                           });
-        },
-        [&] { return acc; });
+  // K % chunk leftover elements, one a lane per round of 32: piece p takes
+  // rounds p, p + pieces, ... Straight-line code, so a lane's loads go out
+  // together. (A loop on the last piece waited a memory latency per round,
+  // 12 rounds at K = 4992.)
+  if (int64_t tail = K() - tailStart) {
+    int64_t rounds = (tail + 31) / 32;
+    int64_t mine = (rounds + geo.pieces - 1) / geo.pieces;
+    for (int64_t t = 0; t < mine; ++t) {
+      Value round = g.add(g.zext64(piece), g.c64(t * geo.pieces));
+      Value k = g.add(g.add(g.c64(tailStart), g.mul(round, g.c64(32))),
+                      g.zext64(lane));
+      Value valid = g.cmp(Pred::ult, k, g.c64(K()));
+      Value kc = g.umin(k, g.c64(K() - 1));
+      for (int64_t r = 0; r < rows; ++r) {
+        Value bv = weightScalar(bRow[r], bN[r], kc);
+        for (int64_t i = 0; i < mt; ++i) {
+          Value av = aScalar(aRow[i], kc, aRowIdx[i]);
+          Value &slot = acc[(i * rows + r) * 2 + (t & 1)];
+          slot = g.select(valid, g.fma(av, bv, slot), slot);
+        }
+      }
+    }
   }
 
   SmallVector<Value> total;

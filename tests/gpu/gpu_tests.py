@@ -222,6 +222,10 @@ def cases(quick):
         ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
         ("splitk4", 1, 4096, 4096, "linear", "simt w4 r2 kw1 v16 u2 mt1 sk4"),
         ("kw2_sk2", 3, 4097, 4104, "linear", "simt w4 r1 kw2 v8 u2 mt3 sk2"),
+        # K's tail past the last chunk in rounds of 32 spread over the
+        # pieces: 12 rounds on 4 warps; 14 on 2 warps x 2 blocks, M = 3.
+        ("tail_kw4", 1, 4096, 4992, "linear", "simt w4 r2 kw4 v16 u4 mt1 sk1"),
+        ("tail_kw2_sk2", 3, 4097, 5568, "linear", "simt w4 r2 kw2 v16 u2 mt3 sk2"),
         ("vec4_u1", 2, 4096, 4096, "linear", "simt w2 r4 kw1 v4 u1 mt2 sk1"),
         ("mt8_r1", 16, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u1 mt8 sk1"),
         ("rows8", 1, 4096, 4096, "linear", "simt w2 r8 kw1 v16 u1 mt1 sk1"),

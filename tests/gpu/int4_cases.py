@@ -93,6 +93,9 @@ def int4_cases(quick):
         ("simt", 1, 4096, 4096, 128, "bf16", "simt w4 r1 kw1 v16 u8 mt1 sk1 rg255"),
         ("simt_sk4", 1, 4096, 4096, 32, "bf16", "simt w4 r2 kw1 v16 u2 mt1 sk4"),
         ("simt_kw4", 1, 1000, 4096, 64, "f16", "simt w8 r1 kw4 v8 u2 mt1 sk1"),
+        # K's tail past the last 1024-k chunk (896 k's, 28 rounds of 32)
+        # spread over the four warps on K.
+        ("simt_tail_kw4", 1, 4096, 4992, 64, "bf16", "simt w4 r2 kw4 v16 u4 mt1 sk1"),
         ("mma", 1, 4096, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk1"),
         ("mma_sk4", 5, 1000, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk4"),
         ("mma_kw4", 16, 4096, 4096, 64, "bf16", "mma w8 r1 kw4 v16 u2 mt16 sk1"),
