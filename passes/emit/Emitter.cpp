@@ -187,6 +187,30 @@ Raw Emitter::loadRaw(Value ptr, unsigned bytes, bool invariant) {
   return r;
 }
 
+Raw Emitter::loadStream(Value ptr, unsigned bytes) {
+  if (bytes < 4)
+    return loadRaw(ptr, bytes, true);
+  Raw r;
+  r.bytes = bytes;
+  for (unsigned off = 0; off < bytes; off += 16) {
+    unsigned words = std::min(16u, bytes - off) / 4;
+    Value p = off ? g.gep(ptr, g.c64(off)) : ptr;
+    std::string text = "ld.global.nc.L1::evict_first";
+    std::string outs, cons;
+    for (unsigned w = 0; w < words; ++w) {
+      outs += (w ? ",$" : "$") + std::to_string(w);
+      cons += "=r,";
+    }
+    text += words == 1 ? ".u32 " + outs
+                       : ".v" + std::to_string(words) + ".u32 {" + outs + "}";
+    text += ", [$" + std::to_string(words) + "];";
+    auto res = g.inlinePtx(SmallVector<Type>(words, g.i32), text, cons + "l",
+                           {p}, /*sideEffects=*/false);
+    r.words.append(res.begin(), res.end());
+  }
+  return r;
+}
+
 Value Emitter::wordOf(const Raw &r, unsigned byteOff) {
   if (r.bytes >= 4)
     return r.words[byteOff / 4];

@@ -97,6 +97,14 @@ public:
                                               mlir::ValueRange init, Step step);
 
   Raw loadRaw(mlir::Value ptr, unsigned bytes, bool invariant);
+  /// loadRaw for a weight stream, whose every byte is read once: loads of 4
+  /// bytes and more are L1::evict_first, so the stream leaves L1 to the
+  /// activations and group scales that the warps re-read. On an H200 this
+  /// took int4 at M = 16 from 22.7 to 19.4 us on 14336 x 4096 and 29.2 to
+  /// 22.5 on 8192 x 8192, int4 at M = 1 1-3% less, and left int8 within
+  /// noise; L1::no_allocate and an L2 256-byte prefetch did no better
+  /// (bench/results/2026-12-05-stream).
+  Raw loadStream(mlir::Value ptr, unsigned bytes);
   /// The index (i64 per dimension) of flat row-major index `idx` (i64) in
   /// `shape`.
   llvm::SmallVector<mlir::Value> unflatten(mlir::Value idx,

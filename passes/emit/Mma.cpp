@@ -80,8 +80,8 @@ void MmaEmitter::emitBody() {
     for (int64_t u = 0; u < n; ++u) {
       kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
       for (auto [row, nr] : llvm::zip(wRow, wN)) {
-        wraw[u].push_back(loadRaw(g.gep(row, weightOffset(kOff[u])),
-                                  c.weightBytes(span), true));
+        wraw[u].push_back(
+            loadStream(g.gep(row, weightOffset(kOff[u])), c.weightBytes(span)));
         win[u].push_back(loadBInputSpan(nr, kOff[u], span, true));
       }
     }
