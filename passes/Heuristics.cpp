@@ -139,7 +139,13 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
   s.mwarps = 1;
   s.unroll = s.splitk = 1;
   s.stages = 4;
-  if (c.m <= 32) {
+  if (c.m <= kMmaColsPerTile * 2) {
+    // Four warps of 16 weight rows by all of M (up to 16), 256-wide K
+    // tiles: the activations staged once serve 64 weight rows
+    // (sharesActivations).
+    s.warps = 4, s.rows = 1, s.kwarps = 1;
+    s.vec = 64;
+  } else if (c.m <= 32) {
     // Two warps of 16 weight rows by all of M, 256-wide K tiles.
     s.warps = 2, s.rows = 1, s.kwarps = 1;
     s.vec = 64;
@@ -321,6 +327,23 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// (bench/results/2026-11-30-tiled).
 static constexpr int64_t kTiledFromM = 17;
 
+/// Whether the tiled start beats mma's at M = 9 to 16. There mma multiplies
+/// each 16-row weight tile by two 8-row activation tiles that every warp
+/// loads for itself from L2: 2 bytes of activations per int8 weight byte
+/// (4 per int4 byte), so L2 carries three times what DRAM does and bounds
+/// the kernel (14336 x 4096 at M = 16: 21.7 us, about 8 TB/s through L2).
+/// The tiled start stages the activations in shared memory once for a
+/// block's 64 weight rows, an eighth of those bytes, and wins where its
+/// blocks fill a wave of one per multiprocessor: 18.2 us there, 35.6
+/// against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
+/// (bench/results/2026-12-05-stream). With fewer blocks the machine idles
+/// (4096 x 4096 at M = 16: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled).
+static bool sharesActivations(const ContractShape &c, const ScheduleTarget &t) {
+  constexpr int64_t kRowsPerBlock = 4 * kMmaRowsPerTile;
+  return c.m > kMmaColsPerTile && c.m < kTiledFromM &&
+         llvm::divideCeil(c.n, kRowsPerBlock) >= t.numSMs;
+}
+
 std::optional<ScheduleParams>
 mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
                              const ScheduleTarget &target) {
@@ -352,7 +375,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   bool fromOne = c.b == DType::I4;
   if ((c.m >= 2 || fromOne) &&
       mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
-    if (c.m >= kTiledFromM && !c.aPrologue)
+    if ((c.m >= kTiledFromM || sharesActivations(c, target)) && !c.aPrologue)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target))
         return *tiled;
     if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c, target))

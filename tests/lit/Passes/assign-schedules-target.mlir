@@ -1,8 +1,8 @@
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules))' | FileCheck %s --check-prefix=H200
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=8}))' | FileCheck %s --check-prefix=SMS8
-// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=8}))' | FileCheck %s --check-prefix=SMS8
+// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=16}))' | FileCheck %s --check-prefix=SMS16
 // RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{max-shared-per-block=16384}))' | FileCheck %s --check-prefix=SMEM16K
-// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=16 mem-bandwidth=60000000000}))' | FileCheck %s --check-prefix=BW60
+// RUN: %mtc-opt %s --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=132 mem-bandwidth=60000000000}))' | FileCheck %s --check-prefix=BW60
 // RUN: %mtc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{num-sms=0}))'
 // RUN: %mtc-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(graph.func(mtc-assign-schedules{mem-bandwidth=-1}))'
 
@@ -11,8 +11,10 @@
 // M = 16 on 8192 x 4096, the mma start splits K over warps until the
 // bandwidth times the loaded latency is in flight (1 KiB a warp; without
 // mem-bandwidth, an H200's 64 KiB per multiprocessor): 512 tiles of 16 rows
-// take eight warps each on 132 multiprocessors, two on 16, one on 8, and
-// one on 16 with 60 GB/s. The tiled start
+// take eight warps each on 132 multiprocessors, and one with 60 GB/s. With
+// 16 or 8 multiprocessors the tiled kind's 128 blocks of 64 weight rows
+// fill the machine, and it stages the activations once per block
+// (Heuristics.cpp, sharesActivations). The tiled start
 // at M = 64 keeps a ring of four K tiles; where a block may use only 16 KiB
 // of shared memory it gives up stages, load width, warps and rows until it
 // fits.
@@ -22,11 +24,11 @@
 // H200-LABEL: graph.func @woq_m16(
 // H200:         schedule = #kernel.schedule<kind = mma, warps = 8, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
 // SMS16-LABEL: graph.func @woq_m16(
-// SMS16:        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 2, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// SMS16:        schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 16, splitk = 1, stages = 4>
 // BW60-LABEL: graph.func @woq_m16(
 // BW60:         schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1,
 // SMS8-LABEL: graph.func @woq_m16(
-// SMS8:         schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// SMS8:         schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 16, splitk = 1, stages = 4>
 // expected-error@+1 {{mtc-assign-schedules: num-sms must be at least 1}}
 graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
