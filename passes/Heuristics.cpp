@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Heuristics.h"
 #include "dialects/Kernel/KernelOps.h"
+#include "passes/HeuristicsSupport.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -19,37 +20,6 @@ using namespace mtc::kernel;
 
 static ScheduleParams defaultSimtSchedule(const ContractShape &c,
                                           const ScheduleTarget &t);
-
-/// About this many blocks, three quarters of a wave at one per
-/// multiprocessor, keep the machine busy enough: split-K and two
-/// warpgroups of rows stop short of it (99 on an H200's 132
-/// multiprocessors; bench/results/2026-12-01-wgmma, 2026-11-30-tiled).
-static int64_t fillBlocks(const ScheduleTarget &t) {
-  return llvm::divideCeil(3 * t.numSMs, 4);
-}
-
-/// Whether `s` is legal for `c` and its shared memory fits the target.
-static bool legalOn(const ContractShape &c, const ScheduleParams &s,
-                    const ScheduleTarget &t) {
-  return checkContractSchedule(c, s).empty() &&
-         contractLaunchConfig(c, s).sharedBytes() <= t.maxSharedPerBlock;
-}
-
-/// Shrinks `s` one `shrink` step at a time until it is legal for `c` on `t`;
-/// `shrink` returns false when nothing is left to give. True if `s` ended up
-/// legal.
-static bool
-shrinkUntilLegal(const ContractShape &c, ScheduleParams &s,
-                 const ScheduleTarget &t,
-                 llvm::function_ref<bool(ScheduleParams &)> shrink) {
-  for (int guard = 0; guard < 32; ++guard) {
-    if (legalOn(c, s, t))
-      return true;
-    if (!shrink(s))
-      return false;
-  }
-  return legalOn(c, s, t);
-}
 
 /// Bytes of weight loads in flight per multiprocessor that keep memory busy:
 /// Little's law gives the bandwidth per multiprocessor times the loaded
@@ -89,10 +59,19 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 32);
   bool stream = s.mtile == kMmaColsPerTile;
   int64_t bits = dtypeBits(c.b);
-  int64_t streamVec = 32 * 8 / bits; // a 32-byte load
-  s.vec =
-      stream && streamVec <= 64 && c.k % (4 * streamVec) == 0 ? streamVec : 16;
-  s.unroll = stream ? (bits < 8 ? 2 : 4) : 2;
+  // A stream takes 32-byte loads, or the widest narrower load whose steps
+  // (4 lanes' k's) divide K, with the steps in flight scaled up to hold the
+  // same bytes: int4's 64 k's and two steps, or 32 and four where K is not
+  // a multiple of 256 (21632 x 19072).
+  s.vec = 16;
+  s.unroll = 2;
+  if (stream)
+    for (int64_t v = std::min<int64_t>(32 * 8 / bits, 64); v >= 16; v /= 2)
+      if (c.k % (4 * v) == 0) {
+        s.vec = v;
+        s.unroll = (bits < 8 ? 2 : 4) * (32 * 8 / bits) / v;
+        break;
+      }
   // An activation prologue computes every activation of a step in scalar
   // registers: with 16 rows and two steps in flight, int4's conversion
   // beside it spills (1024 x 2816, M = 16: 28 bytes).
@@ -189,130 +168,6 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
   return legal ? std::optional(s) : std::nullopt;
 }
 
-/// The heuristic wgmma start (sm_90a), from H200 points
-/// (bench/results/2026-12-01-wgmma, -cluster, -consumer, 2026-12-02-convert
-/// and -final).
-///
-/// Up to M = 256 a block holds all of M as wgmma's N, with one row of
-/// consumer warpgroups, unless two tiles of M fit one wave where one would
-/// need split-K and the weight fits half of L2: 4096 x 4096 takes 14.9 us
-/// against 17.4 at M = 128 and 17.0 against 26.5 at M = 256 (4096 x 14336,
-/// whose weight does not fit, 48.2 against 37.1 at M = 128). Where tiles of
-/// up to 128 rows fit one wave of 132 multiprocessors, two warpgroups take
-/// turns at the K tiles (kwarps 2), split-K going only as far as that wave,
-/// with a ring of eight: 6144 x 4096 at M = 128 takes 19.2 us against 26.8
-/// for split-K 2's 192 blocks, 8192 x 8192 at M = 64 30.5 against 32.1.
-/// Otherwise split-K fills about 100 blocks, but wider tiles never split
-/// past the wave: 6144 x 4096 at M = 256, 96 blocks, takes 25.8 us with no
-/// split, 28.5 with turns and 42.9 with split-K 2. The ring is deep unless
-/// more than a wave could run two to a multiprocessor (M = 128 on 14336 x
-/// 4096: 34.6 us with four stages, 42.5 with six).
-///
-/// Above M = 256, two warpgroups of 64 weight rows by 256 of M (the
-/// consumers take the producer's registers, setmaxnreg) in clusters of two
-/// sharing the activations, where that makes about 100 blocks and fills the
-/// last wave about as well as one warpgroup would: 8192 x 8192 at M = 1024
-/// takes 196.0 us against 220.2 for one warpgroup of 256, and 831.0 against
-/// 952.5 for two of 192 at M = 4096, but 6144 x 4096 at M = 1024 (192
-/// blocks of two, 1.45 waves; 384 of one, 2.91) 95.1 against 81.7. Fewer
-/// blocks take one warpgroup of 256 (4096 x 4096 at M = 512 would make 64).
-///
-/// Clusters gain 2-4% at M >= 1024 and lose up to 7% on the many-block
-/// shapes at M = 128 and 256; at M = 64 a cluster of two shares the
-/// activations where more than a wave runs without split-K (14336 x 4096:
-/// 29.4 us against 37.4 for the tiled start).
-static std::optional<ScheduleParams>
-defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
-  ScheduleParams s;
-  s.kind = ScheduleKind::wgmma;
-  s.rows = s.kwarps = s.unroll = s.mwarps = 1;
-  s.mtile = c.m <= 256 ? int64_t(llvm::alignTo(c.m, 8)) : 256;
-  s.vec = 16;
-  s.stages = 4;
-  s.splitk = 1;
-  auto blocksOf = [&](const ScheduleParams &t) {
-    ScheduleParams u = t;
-    deriveScheduleFields(u);
-    ContractGeometry g = contractGeometry(c, u);
-    return g.gridN * g.gridM;
-  };
-  if (c.m >= 128 && c.m <= 256) {
-    // Two tiles of M instead of split-K, where both fit one wave and the
-    // weight fits half of L2 (the second tile reads it from there).
-    ScheduleParams half = s;
-    half.mtile = int64_t(llvm::alignTo(llvm::divideCeil(c.m, 2), 8));
-    if (blocksOf(s) < fillBlocks(t) && blocksOf(half) <= t.numSMs &&
-        c.weightBytes(c.n * c.k) <= t.l2Bytes / 2)
-      s.mtile = half.mtile;
-  } else if (c.m > 256) {
-    // Two warpgroups of rows do about 12% more per block than one, so they
-    // stay unless one warpgroup's blocks fill their waves enough better to
-    // be 10% faster all the same (one block per multiprocessor either way:
-    // the ring takes most of shared memory).
-    ScheduleParams two = s;
-    two.rows = 2;
-    auto waveShare = [&](int64_t blocks) {
-      return double(blocks) / double(llvm::alignTo(blocks, t.numSMs));
-    };
-    constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
-    if (blocksOf(two) >= fillBlocks(t) &&
-        waveShare(blocksOf(s)) <=
-            kTwoRowsGain * kClearWin * waveShare(blocksOf(two)))
-      s.rows = 2;
-  }
-  deriveScheduleFields(s);
-  int64_t blocks = blocksOf(s);
-  int64_t tiles = llvm::divideCeil(c.k, kWgmmaTileK);
-  auto splitWhile = [&](auto more) {
-    while (s.splitk < 16 && more(blocks * s.splitk) &&
-           tiles / (s.splitk * 2) >= 2 * s.stages)
-      s.splitk *= 2;
-  };
-  // Tiles wider than 128 rows never split past the wave (nor take turns).
-  bool wide = c.m <= 256 && s.mtile > 128;
-  splitWhile([&](int64_t b) {
-    return b < fillBlocks(t) && (!wide || 2 * b <= t.numSMs);
-  });
-  auto sharedWith = [&](int64_t stages) {
-    ScheduleParams t = s;
-    t.stages = stages;
-    return contractLaunchConfig(c, t).sharedBytes();
-  };
-  bool turns = c.m <= 256 && blocks <= t.numSMs && !wide;
-  if (turns) {
-    s.kwarps = 2;
-    s.stages = 8;
-    s.splitk = 1;
-    splitWhile([&](int64_t b) { return 2 * b <= t.numSMs; });
-  } else if (c.m <= 64) {
-    s.stages = 8;
-    s.cluster = s.splitk == 1 && blocks > t.numSMs ? 2 : 1;
-  } else if (c.m <= 256) {
-    bool twoPerSM = 2 * sharedWith(4) <= t.maxSharedPerBlock;
-    int64_t deep = s.mtile <= 128 ? 6 : 5;
-    if (!(twoPerSM && blocks * s.splitk > t.numSMs) &&
-        sharedWith(deep) <= t.maxSharedPerBlock)
-      s.stages = deep;
-  } else {
-    s.stages = s.rows == 2 ? 4 : 5;
-    s.cluster = 2;
-  }
-  deriveScheduleFields(s);
-  bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
-    if (s.stages > 2 * s.kwarps)
-      --s.stages;
-    else if (s.kwarps > 1)
-      s.kwarps /= 2;
-    else if (s.mtile > 8)
-      s.mtile -= 8;
-    else
-      return false;
-    deriveScheduleFields(s);
-    return true;
-  });
-  return legal ? std::optional(s) : std::nullopt;
-}
-
 /// From this many activation rows on, the heuristic start on sm_90a is the
 /// wgmma kind: at M = 64 it is faster than the tiled start on six of the
 /// seven suite shapes (4096 x 14336: 35.7 us against 52.9; 8192 x 8192:
@@ -333,7 +188,7 @@ static constexpr int64_t kTiledFromM = 17;
 /// (4 per int4 byte), so L2 carries three times what DRAM does and bounds
 /// the kernel (14336 x 4096 at M = 16: 21.7 us, about 8 TB/s through L2).
 /// The tiled start stages the activations in shared memory once for a
-/// block's 64 weight rows, an eighth of those bytes, and wins where its
+/// block's 64 weight rows, a quarter of those bytes, and wins where its
 /// blocks fill a wave of one per multiprocessor: 18.2 us there, 35.6
 /// against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
 /// (bench/results/2026-12-05-stream). With fewer blocks the machine idles
@@ -341,7 +196,7 @@ static constexpr int64_t kTiledFromM = 17;
 static bool sharesActivations(const ContractShape &c, const ScheduleTarget &t) {
   constexpr int64_t kRowsPerBlock = 4 * kMmaRowsPerTile;
   return c.m > kMmaColsPerTile && c.m < kTiledFromM &&
-         llvm::divideCeil(c.n, kRowsPerBlock) >= t.numSMs;
+         int64_t(llvm::divideCeil(c.n, kRowsPerBlock)) >= t.numSMs;
 }
 
 std::optional<ScheduleParams>

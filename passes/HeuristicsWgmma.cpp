@@ -1,0 +1,136 @@
+//===- HeuristicsWgmma.cpp - The wgmma kind's start schedule --------------===//
+//
+// The heuristic start of the wgmma kind (sm_90a), at M >= 64; the other
+// kinds' are in Heuristics.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Kernel/KernelOps.h"
+#include "passes/HeuristicsSupport.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+
+/// The heuristic wgmma start (sm_90a), from H200 points
+/// (bench/results/2026-12-01-wgmma, -cluster, -consumer, 2026-12-02-convert
+/// and -final).
+///
+/// Up to M = 256 a block holds all of M as wgmma's N, with one row of
+/// consumer warpgroups, unless two tiles of M fit one wave where one would
+/// need split-K and the weight fits half of L2: 4096 x 4096 takes 14.9 us
+/// against 17.4 at M = 128 and 17.0 against 26.5 at M = 256 (4096 x 14336,
+/// whose weight does not fit, 48.2 against 37.1 at M = 128). Where tiles of
+/// up to 128 rows fit one wave of 132 multiprocessors, two warpgroups take
+/// turns at the K tiles (kwarps 2), split-K going only as far as that wave,
+/// with a ring of eight: 6144 x 4096 at M = 128 takes 19.2 us against 26.8
+/// for split-K 2's 192 blocks, 8192 x 8192 at M = 64 30.5 against 32.1.
+/// Otherwise split-K fills about 100 blocks, but wider tiles never split
+/// past the wave: 6144 x 4096 at M = 256, 96 blocks, takes 25.8 us with no
+/// split, 28.5 with turns and 42.9 with split-K 2. The ring is deep unless
+/// more than a wave could run two to a multiprocessor (M = 128 on 14336 x
+/// 4096: 34.6 us with four stages, 42.5 with six).
+///
+/// Above M = 256, two warpgroups of 64 weight rows by 256 of M (the
+/// consumers take the producer's registers, setmaxnreg) in clusters of two
+/// sharing the activations, where that makes about 100 blocks and fills the
+/// last wave about as well as one warpgroup would: 8192 x 8192 at M = 1024
+/// takes 196.0 us against 220.2 for one warpgroup of 256, and 831.0 against
+/// 952.5 for two of 192 at M = 4096, but 6144 x 4096 at M = 1024 (192
+/// blocks of two, 1.45 waves; 384 of one, 2.91) 95.1 against 81.7. Fewer
+/// blocks take one warpgroup of 256 (4096 x 4096 at M = 512 would make 64).
+///
+/// Clusters gain 2-4% at M >= 1024 and lose up to 7% on the many-block
+/// shapes at M = 128 and 256; at M = 64 a cluster of two shares the
+/// activations where more than a wave runs without split-K (14336 x 4096:
+/// 29.4 us against 37.4 for the tiled start).
+std::optional<ScheduleParams>
+mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
+  ScheduleParams s;
+  s.kind = ScheduleKind::wgmma;
+  s.rows = s.kwarps = s.unroll = s.mwarps = 1;
+  s.mtile = c.m <= 256 ? int64_t(llvm::alignTo(c.m, 8)) : 256;
+  s.vec = 16;
+  s.stages = 4;
+  s.splitk = 1;
+  auto blocksOf = [&](const ScheduleParams &t) {
+    ScheduleParams u = t;
+    deriveScheduleFields(u);
+    ContractGeometry g = contractGeometry(c, u);
+    return g.gridN * g.gridM;
+  };
+  if (c.m >= 128 && c.m <= 256) {
+    // Two tiles of M instead of split-K, where both fit one wave and the
+    // weight fits half of L2 (the second tile reads it from there).
+    ScheduleParams half = s;
+    half.mtile = int64_t(llvm::alignTo(llvm::divideCeil(c.m, 2), 8));
+    if (blocksOf(s) < fillBlocks(t) && blocksOf(half) <= t.numSMs &&
+        c.weightBytes(c.n * c.k) <= t.l2Bytes / 2)
+      s.mtile = half.mtile;
+  } else if (c.m > 256) {
+    // Two warpgroups of rows do about 12% more per block than one, so they
+    // stay unless one warpgroup's blocks fill their waves enough better to
+    // be 10% faster all the same (one block per multiprocessor either way:
+    // the ring takes most of shared memory).
+    ScheduleParams two = s;
+    two.rows = 2;
+    auto waveShare = [&](int64_t blocks) {
+      return double(blocks) / double(llvm::alignTo(blocks, t.numSMs));
+    };
+    constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
+    if (blocksOf(two) >= fillBlocks(t) &&
+        waveShare(blocksOf(s)) <=
+            kTwoRowsGain * kClearWin * waveShare(blocksOf(two)))
+      s.rows = 2;
+  }
+  deriveScheduleFields(s);
+  int64_t blocks = blocksOf(s);
+  int64_t tiles = llvm::divideCeil(c.k, kWgmmaTileK);
+  auto splitWhile = [&](auto more) {
+    while (s.splitk < 16 && more(blocks * s.splitk) &&
+           tiles / (s.splitk * 2) >= 2 * s.stages)
+      s.splitk *= 2;
+  };
+  // Tiles wider than 128 rows never split past the wave (nor take turns).
+  bool wide = c.m <= 256 && s.mtile > 128;
+  splitWhile([&](int64_t b) {
+    return b < fillBlocks(t) && (!wide || 2 * b <= t.numSMs);
+  });
+  auto sharedWith = [&](int64_t stages) {
+    ScheduleParams t = s;
+    t.stages = stages;
+    return contractLaunchConfig(c, t).sharedBytes();
+  };
+  bool turns = c.m <= 256 && blocks <= t.numSMs && !wide;
+  if (turns) {
+    s.kwarps = 2;
+    s.stages = 8;
+    s.splitk = 1;
+    splitWhile([&](int64_t b) { return 2 * b <= t.numSMs; });
+  } else if (c.m <= 64) {
+    s.stages = 8;
+    s.cluster = s.splitk == 1 && blocks > t.numSMs ? 2 : 1;
+  } else if (c.m <= 256) {
+    bool twoPerSM = 2 * sharedWith(4) <= t.maxSharedPerBlock;
+    int64_t deep = s.mtile <= 128 ? 6 : 5;
+    if (!(twoPerSM && blocks * s.splitk > t.numSMs) &&
+        sharedWith(deep) <= t.maxSharedPerBlock)
+      s.stages = deep;
+  } else {
+    s.stages = s.rows == 2 ? 4 : 5;
+    s.cluster = 2;
+  }
+  deriveScheduleFields(s);
+  bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
+    if (s.stages > 2 * s.kwarps)
+      --s.stages;
+    else if (s.kwarps > 1)
+      s.kwarps /= 2;
+    else if (s.mtile > 8)
+      s.mtile -= 8;
+    else
+      return false;
+    deriveScheduleFields(s);
+    return true;
+  });
+  return legal ? std::optional(s) : std::nullopt;
+}
