@@ -193,9 +193,12 @@ static constexpr int64_t kTiledFromM = 17;
 /// against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
 /// (bench/results/2026-12-05-stream). With fewer blocks the machine idles
 /// (4096 x 4096 at M = 16: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled).
+/// int4 keeps mma until the GPU matrix has checked this start on it (its
+/// 256-wide K tiles hold two groups of 128): it measured 0.96x to 1.16x
+/// of mma's time on three shapes.
 static bool sharesActivations(const ContractShape &c, const ScheduleTarget &t) {
   constexpr int64_t kRowsPerBlock = 4 * kMmaRowsPerTile;
-  return c.m > kMmaColsPerTile && c.m < kTiledFromM &&
+  return c.m > kMmaColsPerTile && c.m < kTiledFromM && c.b != DType::I4 &&
          int64_t(llvm::divideCeil(c.n, kRowsPerBlock)) >= t.numSMs;
 }
 
