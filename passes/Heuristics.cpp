@@ -30,9 +30,8 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c,
 /// bandwidth is taken as an H200's per multiprocessor.
 static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
   constexpr double kLoadedLatencySeconds = 0.875e-6;
-  double perSM = t.memBandwidth > 0
-                     ? double(t.memBandwidth) / double(t.numSMs)
-                     : double(ScheduleTarget().memBandwidth) / 132;
+  const ScheduleTarget &known = t.memBandwidth > 0 ? t : ScheduleTarget();
+  double perSM = double(known.memBandwidth) / double(known.numSMs);
   return int64_t(2 * kLoadedLatencySeconds * perSM);
 }
 
@@ -64,13 +63,14 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // same bytes, up to the four that int8's stream takes: int4's 64 k's and
   // two steps, or 32 and four where K is not a multiple of 256 (21632 x
   // 19072: 98.8 us against 113.7 for 16 k's and two steps).
+  int64_t streamVec = 32 * 8 / bits; // a 32-byte load
   s.vec = 16;
   s.unroll = stream ? (bits < 8 ? 2 : 4) : 2;
   if (stream)
-    for (int64_t v = std::min<int64_t>(32 * 8 / bits, 64); v >= 16; v /= 2)
+    for (int64_t v = std::min<int64_t>(streamVec, 64); v >= 16; v /= 2)
       if (c.k % (4 * v) == 0) {
         s.vec = v;
-        s.unroll = std::min<int64_t>(4, s.unroll * (32 * 8 / bits) / v);
+        s.unroll = std::min<int64_t>(4, s.unroll * streamVec / v);
         break;
       }
   // An activation prologue computes every activation of a step in scalar
@@ -105,6 +105,13 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   return legal ? std::optional(s) : std::nullopt;
 }
 
+/// From this many activation rows on, the heuristic start is the tiled kind.
+/// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
+/// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
+/// M <= 16 starts on mma and the tuner tries both
+/// (bench/results/2026-11-30-tiled).
+static constexpr int64_t kTiledFromM = 17;
+
 /// The heuristic tiled start, from H200 measurements of the suite's int8
 /// linears (bench/results/2026-11-30-tiled/points*.txt): small blocks of 2
 /// to 4 warps, each warp on 16 or 32 weight rows and up to 64 activation
@@ -119,7 +126,7 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
   s.mwarps = 1;
   s.unroll = s.splitk = 1;
   s.stages = 4;
-  if (c.m <= kMmaColsPerTile * 2) {
+  if (c.m < kTiledFromM) {
     // Four warps of 16 weight rows by all of M (up to 16), 256-wide K
     // tiles: the activations staged once serve 64 weight rows
     // (sharesActivations).
@@ -176,31 +183,27 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
 /// (bench/results/2026-12-01-cluster).
 static constexpr int64_t kWgmmaFromM = 64;
 
-/// From this many activation rows on, the heuristic start is the tiled kind.
-/// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
-/// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
-/// M <= 16 starts on mma and the tuner tries both
-/// (bench/results/2026-11-30-tiled).
-static constexpr int64_t kTiledFromM = 17;
-
-/// Whether the tiled start beats mma's at M = 9 to 16. There mma multiplies
-/// each 16-row weight tile by two 8-row activation tiles that every warp
-/// loads for itself from L2: 2 bytes of activations per int8 weight byte
-/// (4 per int4 byte), so L2 carries three times what DRAM does and bounds
-/// the kernel (14336 x 4096 at M = 16: 21.7 us, about 8 TB/s through L2).
-/// The tiled start stages the activations in shared memory once for a
-/// block's 64 weight rows, a quarter of those bytes, and wins where its
-/// blocks fill a wave of one per multiprocessor: 18.2 us there, 35.6
-/// against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
+/// Whether the tiled start `tiled` beats mma's at M = 9 to 16. There mma
+/// multiplies each 16-row weight tile by two 8-row activation tiles that
+/// every warp loads for itself from L2: 2 bytes of activations per int8
+/// weight byte (4 per int4 byte), so L2 carries three times what DRAM does
+/// and bounds the kernel (14336 x 4096 at M = 16: 21.7 us, about 8 TB/s
+/// through L2). The tiled start stages the activations in shared memory
+/// once for a block's 64 weight rows, a quarter of those bytes, and wins
+/// where its blocks fill a wave of one per multiprocessor: 18.2 us there,
+/// 35.6 against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
 /// (bench/results/2026-12-05-stream). With fewer blocks the machine idles
 /// (4096 x 4096 at M = 16: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled).
 /// int4 keeps mma until the GPU matrix has checked this start on it (its
 /// 256-wide K tiles hold two groups of 128): it measured 0.96x to 1.16x
 /// of mma's time on three shapes.
-static bool sharesActivations(const ContractShape &c, const ScheduleTarget &t) {
-  constexpr int64_t kRowsPerBlock = 4 * kMmaRowsPerTile;
-  return c.m > kMmaColsPerTile && c.m < kTiledFromM && c.b != DType::I4 &&
-         int64_t(llvm::divideCeil(c.n, kRowsPerBlock)) >= t.numSMs;
+static bool sharesActivations(const ContractShape &c,
+                              const ScheduleParams &tiled,
+                              const ScheduleTarget &t) {
+  if (c.m <= kMmaColsPerTile || c.b == DType::I4)
+    return false;
+  ContractGeometry g = contractGeometry(c, tiled);
+  return tiled.splitk == 1 && g.gridN * g.gridM >= t.numSMs;
 }
 
 std::optional<ScheduleParams>
@@ -234,9 +237,10 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   bool fromOne = c.b == DType::I4;
   if ((c.m >= 2 || fromOne) &&
       mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
-    if ((c.m >= kTiledFromM || sharesActivations(c, target)) && !c.aPrologue)
+    if (!c.aPrologue)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target))
-        return *tiled;
+        if (c.m >= kTiledFromM || sharesActivations(c, *tiled, target))
+          return *tiled;
     if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c, target))
       return *mma;
   }
