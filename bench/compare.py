@@ -270,6 +270,7 @@ def record_bench(args, rec, m, data, checked, tune_info, flags):
                 compile_s=ti.get("tune_seconds"),
                 heuristic_us=ti.get("heuristic_us"),
                 registers=kern.get("registers"),
+                probe_us=kern.get("read_probe_us"),
                 kernels=len(g["kernels"]), **weights_fields(args))
         log(f"  mtc M={m} {n}x{k}: {us:.2f} us "
             f"[{kern['schedule']}]{' tuned' if '--tune' in flags else ''} "

@@ -6,7 +6,8 @@ results.jsonl of a run cut short) merged into zoo.md, zoo.json and zoo.png.
 Per M, for int8 and int4 (groups of 128): the geomean and the worst of
 cuBLAS time / mtc time over the zoo's shapes, the median and the worst of
 mtc's share of the read ceiling (compare_report.layer_bytes over mtc's
-time, over the ceiling that mtc bench measured in the same run), and for
+time, over the ceiling that mtc bench measured in the same run) and of
+its size's read probe (`mtc bench`'s read_probe_us over mtc's time), and for
 int4 the geomean and worst of tinygemm time / mtc time; the issue's targets
 evaluated over every point measured; the full table; the plot (one line per
 family, the geomean over its shapes). It works on any subset of the pieces
@@ -90,8 +91,10 @@ def good(row):
 
 def point_metrics(weights, m, n, k, p):
     """vs cuBLAS, vs tinygemm (time / mtc's) and mtc's share of the read
-    ceiling, each None where a row is missing or failed."""
-    out = {"cublas": None, "tinygemm": None, "ceil": None}
+    ceiling and of its size's read probe (`mtc bench`'s read kernel over
+    the layer's bytes, where the row has it), each None where a row is
+    missing or failed."""
+    out = {"cublas": None, "tinygemm": None, "ceil": None, "probe": None}
     mt = p.get("mtc")
     if not good(mt):
         return out
@@ -101,6 +104,8 @@ def point_metrics(weights, m, n, k, p):
     ceiling = (p.get("ceiling") or READ_BW / 1e9) * 1e9
     out["ceil"] = layer_bytes(m, n, k, weights, zoo.GROUP) / (
         mt["us"] * 1e-6) / ceiling
+    if mt.get("probe_us"):
+        out["probe"] = mt["probe_us"] / mt["us"]
     return out
 
 
@@ -131,7 +136,7 @@ def analyse(rows, weights, ms, piece_s, tinygemm_max_m):
     table, missing, failed = [], [], []
     per_m, per_family = {}, {}
     for m in ms:
-        vals = {"cublas": [], "tinygemm": [], "ceil": []}
+        vals = {"cublas": [], "tinygemm": [], "ceil": [], "probe": []}
         for s in shapes:
             p = points.get((m, s.n, s.k), {})
             met = point_metrics(weights, m, s.n, s.k, p)
@@ -161,6 +166,7 @@ def analyse(rows, weights, ms, piece_s, tinygemm_max_m):
         row = {"points": len(shapes), "mtc": len(vals["ceil"])}
         for key, how in (("cublas", "geomean"), ("cublas", "worst"),
                          ("ceil", "median"), ("ceil", "worst"),
+                         ("probe", "median"), ("probe", "worst"),
                          ("tinygemm", "geomean"), ("tinygemm", "worst")):
             row[f"{key}_{how}"], shape = stat(vals[key], how)
             if shape:
@@ -233,10 +239,10 @@ def weights_lines(a, tinygemm_max_m):
         lines.append(f"tinygemm (`_weight_int4pack_mm`) ran up to M = "
                      f"{tinygemm_max_m}.")
     lines += ["", "| M | mtc rows | vs cuBLAS geomean | vs cuBLAS worst | "
-              "%ceil median | %ceil worst" +
+              "%ceil median | %ceil worst | %probe median | %probe worst" +
               (" | vs tinygemm geomean | vs tinygemm worst |" if w == "int4"
                else " |"),
-              "|---|---|---|---|---|---|" + ("---|---|" if w == "int4"
+              "|---|---|---|---|---|---|---|---|" + ("---|---|" if w == "int4"
                                               else "")]
     for m in a["ms"]:
         r = a["per_m"][m]
@@ -246,7 +252,10 @@ def weights_lines(a, tinygemm_max_m):
                                            if r.get("cublas_worst_shape") else ""),
                  fmt(r["ceil_median"], True),
                  fmt(r["ceil_worst"], True) + (f" ({r['ceil_worst_shape']})"
-                                               if r.get("ceil_worst_shape") else "")]
+                                               if r.get("ceil_worst_shape") else ""),
+                 fmt(r["probe_median"], True),
+                 fmt(r["probe_worst"], True) + (f" ({r['probe_worst_shape']})"
+                                                if r.get("probe_worst_shape") else "")]
         if w == "int4":
             cells += [fmt(r["tinygemm_geomean"]),
                       fmt(r["tinygemm_worst"]) +
@@ -285,7 +294,8 @@ def table_lines(a):
     w = a["weights"]
     head = ["N x K", "layers", "M", "mtc µs", "bf16 cuBLAS µs"] + \
         (["tinygemm µs"] if w == "int4" else []) + ["vs cuBLAS"] + \
-        (["vs tinygemm"] if w == "int4" else []) + ["%ceil", "mtc schedule"]
+        (["vs tinygemm"] if w == "int4" else []) + ["%ceil", "%probe",
+                                                    "mtc schedule"]
     lines = [f"### Every point, {w}", "", "| " + " | ".join(head) + " |",
              "|" + "---|" * len(head)]
     for t in sorted(a["table"], key=lambda t: (t["n"], t["k"], t["m"])):
@@ -299,7 +309,7 @@ def table_lines(a):
         cells.append(fmt(t["cublas"]))
         if w == "int4":
             cells.append(fmt(t["tinygemm"]))
-        cells += [fmt(t["ceil"], True),
+        cells += [fmt(t["ceil"], True), fmt(t["probe"], True),
                   f"`{t['schedule']}`" if t["schedule"] else ""]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -404,7 +414,10 @@ def main(argv=None):
              f"{', '.join(map(str, args.ms))}. `vs X` = X's time / mtc's; "
              "`%ceil` = the layer's bytes (weights, scales and zeros, x, the "
              "output) over mtc's time, over the read ceiling that `mtc "
-             "bench` measured in the same run. Worst cases name their shape.",
+             "bench` measured in the same run; `%probe` = the time of `mtc "
+             "bench`'s read kernel over the same bytes (cold L2, the same "
+             "harness: what the size allows) over mtc's. Worst cases name "
+             "their shape.",
              ""]
     if any(a["ceiling_fallback"] is None and a["per_m"] and
            any(r["mtc"] for r in a["per_m"].values()) for a in analyses):

@@ -21,6 +21,18 @@ llvm::StringRef readBandwidthPTX();
 llvm::Expected<double> measureReadBandwidth(Device &device,
                                             int64_t bytes = int64_t(1) << 30);
 
+/// Most copies measureReadTime rotates over.
+constexpr int64_t kMaxReadCopies = 64;
+
+/// The least time, in microseconds, that a kernel reading `bytes` once takes
+/// in `mtc bench`'s harness: mtc's read kernel over `bytes` (rounded up to
+/// 16), timed with graphs and replays like Executor::time (the median), each
+/// call reading the next of enough copies that 4 x the device's L2 lies
+/// between two reads of one copy (at most kMaxReadCopies copies). Unlike the
+/// ceiling, it holds the launch gap, the first loads' latency and the grid's
+/// ramp, which dominate small layers.
+llvm::Expected<double> measureReadTime(Device &device, int64_t bytes);
+
 } // namespace mtc
 
 #endif // MTC_RUNTIME_READBANDWIDTH_H

@@ -233,8 +233,11 @@ def synthetic_rows():
         # M = 1: 90% of the ceiling, the first shape 70%.
         share = 0.70 if i == 0 else 0.90
         b = s.n * s.k + 2 * 1 * (s.n + s.k)
-        rows.append(dict(system="mtc", m=1, n=s.n, k=s.k, ok=True,
-                         us=b / (share * 4000e9) * 1e6, schedule="x"))
+        # The size's read probe: 95% of mtc's time, the second shape's 60%.
+        us = b / (share * 4000e9) * 1e6
+        rows.append(dict(system="mtc", m=1, n=s.n, k=s.k, ok=True, us=us,
+                         probe_us=us * (0.60 if i == 1 else 0.95),
+                         schedule="x"))
         rows.append(dict(system="cublas_bf16", m=1, n=s.n, k=s.k, ok=True,
                          us=2.0))
         if i < 3:
@@ -269,6 +272,11 @@ def test_report_on_synthetic_rows(tmp_path):
     assert abs(m1["ceil_worst"] - 0.7) < 1e-9
     s0 = shapes[0]
     assert m1["ceil_worst_shape"] == f"{s0.n}x{s0.k}"
+    s1 = shapes[1]
+    assert abs(m1["probe_median"] - 0.95) < 1e-9
+    assert abs(m1["probe_worst"] - 0.60) < 1e-9
+    assert m1["probe_worst_shape"] == f"{s1.n}x{s1.k}"
+    assert m128["probe_median"] is None  # no row at M = 128 has a probe
     cnt = len(shapes) - 5  # three missing, one failed, one at 0.9x
     assert abs(m128["cublas_geomean"] -
                math.exp((cnt * math.log(1.2) + math.log(0.9)) / (cnt + 1))) \

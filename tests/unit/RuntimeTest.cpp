@@ -344,4 +344,23 @@ TEST_F(Runtime, ReadBandwidthWithTheFake) {
   EXPECT_EQ(liveObjects(), 0);
 }
 
+TEST_F(Runtime, ReadTimeRotatesCopiesPastL2WithTheFake) {
+  std::unique_ptr<Device> d = openDevice();
+  ASSERT_TRUE(d);
+  // The fake has 50 MiB of L2: 8 MiB reads rotate over 25 copies (200 MiB),
+  // 3 bytes round up to one vector and stop at kMaxReadCopies, and past
+  // 200 MiB one copy is enough.
+  for (auto [bytes, copies] : {std::pair<int64_t, long>{int64_t(8) << 20, 25},
+                               {3, kMaxReadCopies},
+                               {(int64_t(200) << 20) + 16, 1}}) {
+    resetStats();
+    Expected<double> us = measureReadTime(*d, bytes);
+    ASSERT_TRUE(bool(us)) << toString(us.takeError());
+    EXPECT_NEAR(*us, 1.0, 1e-4); // one simulated microsecond per call
+    EXPECT_EQ(distinctFirstArgs(), copies) << bytes << " bytes";
+  }
+  d.reset();
+  EXPECT_EQ(liveObjects(), 0);
+}
+
 } // namespace
