@@ -35,6 +35,11 @@ static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
   return int64_t(2 * kLoadedLatencySeconds * perSM);
 }
 
+/// Warps of an mma stream resident on one multiprocessor: its 54 to 64
+/// registers a thread against the 64 Ki registers of every sm_80 to sm_90
+/// multiprocessor.
+static constexpr int64_t kStreamWarpsPerSM = 32;
+
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
 /// M (up to 32 rows) in one block so every weight byte is read once, and
 /// warps splitting K until loadBytesInFlightPerSM are in flight. A lane's
@@ -81,14 +86,31 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   s.splitk = 1;
   int64_t tiles =
       llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
-  // K steps; every warp on K keeps at least `unroll` of them.
+  // K steps. More warps split them while each keeps `unroll` steps, or,
+  // where the warps' steps take more than one round of `unroll` in flight
+  // (a warp with more waits a second memory latency), while each keeps one
+  // and the grid still fits in one wave (a second wave of a few blocks
+  // costs more than the shorter warps save). int4 at M = 1 and K = 3072
+  // (12 steps of 64 k's, two in flight), 8 warps of 1.5 steps against 4
+  // of 3: 3072 rows 5.0 us against 5.7, 8192 x 3584 8.0 against 8.3; 9216
+  // rows, whose 576 blocks of 8 warps take two waves, 9.7 against 8.0
+  // (bench/results/2026-12-06-probe).
   int64_t chunks = c.k / (4 * s.vec);
   // A warp's loads in flight: 32 lanes, `unroll` steps of `vec` k's.
   int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec);
+  auto oneWave = [&](int64_t kwarps) {
+    return tiles * std::max<int64_t>(4, kwarps) <=
+           kStreamWarpsPerSM * t.numSMs;
+  };
+  auto moreWarps = [&](int64_t kw) {
+    if (chunks / (2 * kw) >= s.unroll)
+      return true;
+    return chunks > kw * s.unroll && chunks >= 2 * kw && oneWave(2 * kw);
+  };
   s.kwarps = 1;
   while (s.kwarps < 8 &&
          tiles * s.kwarps * warpBytes < loadBytesInFlightPerSM(t) * t.numSMs &&
-         chunks / (s.kwarps * 2) >= s.unroll)
+         moreWarps(s.kwarps))
     s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, s.kwarps);
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
