@@ -71,9 +71,14 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   int64_t streamVec = 32 * 8 / bits; // a 32-byte load
   s.vec = 16;
   s.unroll = stream ? (bits < 8 ? 2 : 4) : 2;
+  // An f32 dequantization applies a group's scale to a step's sums: its
+  // steps stay inside a group (checkMmaSchedule).
+  auto inGroup = [&](int64_t v) {
+    return !c.factoredB || c.group % (4 * v) == 0;
+  };
   if (stream)
     for (int64_t v = std::min<int64_t>(streamVec, 64); v >= 16; v /= 2)
-      if (c.k % (4 * v) == 0) {
+      if (c.k % (4 * v) == 0 && inGroup(v)) {
         s.vec = v;
         s.unroll = std::min<int64_t>(4, s.unroll * streamVec / v);
         break;
@@ -99,8 +104,7 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // A warp's loads in flight: 32 lanes, `unroll` steps of `vec` k's.
   int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec);
   auto oneWave = [&](int64_t kwarps) {
-    return tiles * std::max<int64_t>(4, kwarps) <=
-           kStreamWarpsPerSM * t.numSMs;
+    return tiles * std::max<int64_t>(4, kwarps) <= kStreamWarpsPerSM * t.numSMs;
   };
   auto moreWarps = [&](int64_t kw) {
     if (chunks / (2 * kw) >= s.unroll)
@@ -234,7 +238,7 @@ mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
   if (kind == ScheduleKind::wgmma)
     return target.wgmma ? defaultWgmmaSchedule(c, target) : std::nullopt;
   if (kind == ScheduleKind::mma || kind == ScheduleKind::tiled) {
-    if (!mmaSupport(c, c.mmaAChain, c.mmaBChain).empty())
+    if (!mmaSupport(c, c.mmaAChain, c.mmaBChain || c.factoredB).empty())
       return std::nullopt;
     return kind == ScheduleKind::mma ? defaultMmaSchedule(c, target)
                                      : defaultTiledSchedule(c, target);
@@ -258,7 +262,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   // (8192 x 8192: 18.7 us simt, 17.4 mma).
   bool fromOne = c.b == DType::I4;
   if ((c.m >= 2 || fromOne) &&
-      mmaSupport(c, c.mmaAChain, c.mmaBChain).empty()) {
+      mmaSupport(c, c.mmaAChain, c.mmaBChain || c.factoredB).empty()) {
     if (!c.aPrologue)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target))
         if (c.m >= kTiledFromM || sharesActivations(c, *tiled, target))

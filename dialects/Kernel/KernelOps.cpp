@@ -498,9 +498,11 @@ ContractShape mtc::kernel::contractShape(ContractOp op) {
   SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
   c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
   c.aPrologue = !op.getAInputs().empty();
-  if (isInteger(c.b))
-    c.mmaBChain = hasWeightPairs(op.getBody().front(), a.getElementType());
-  else
+  if (isInteger(c.b)) {
+    Block &body = op.getBody().front();
+    c.mmaBChain = hasWeightPairs(body, a.getElementType());
+    c.factoredB = !c.mmaBChain && matchFactoredWeight(body).has_value();
+  } else
     c.mmaBChain = op.getBInputs().empty() && bChain.size() == 1 &&
                   isa<arith::ExtFOp>(bChain[0]) &&
                   bChain[0]->getResult(0).getType().isF32();

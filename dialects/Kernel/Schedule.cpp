@@ -105,8 +105,8 @@ std::string mtc::kernel::mmaSupport(const ContractShape &c, bool aIsExtF,
   if (!((isInteger(c.b) && bIsCast) || (c.b == c.a && bIsCast)))
     return "tensor-core (mma) schedules need an int8 or int4 weight converted "
            "to the activations' type (a dequantization rounding each step to "
-           "that type, with scales and zeros of that type), or a weight of "
-           "that type";
+           "that type, with scales and zeros of that type; on mma also one "
+           "in f32, q * s + z), or a weight of that type";
   if (kInTiles && c.k % kMmaChunk)
     return "tensor-core (mma) schedules need K to be a multiple of 64, got " +
            std::to_string(c.k);
@@ -152,6 +152,12 @@ static std::string checkMmaSchedule(const ContractShape &c,
            "[1, 8]";
   if (std::string e = checkGroupSpan(c, "mma", s.vec, s.vec); !e.empty())
     return e;
+  if (c.factoredB && c.group % (4 * s.vec))
+    return "mma vec " + std::to_string(s.vec) + " sums " +
+           std::to_string(4 * s.vec) +
+           " k's a step before applying their group's scale and zero (an "
+           "f32 dequantization); the group size " +
+           std::to_string(c.group) + " must be a multiple of it";
   int64_t mt = s.mtile / 8;
   int64_t acc = 4 * s.rows * mt;
   // Per step in flight: two weight rows of vec elements per 16-row tile and
@@ -253,7 +259,14 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
     return "cluster is a field of wgmma schedules (1 otherwise)";
   if (s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled || wgmma) {
     // TMA reads the wgmma kind's K tiles past K as zeros.
-    if (std::string e = mmaSupport(c, c.mmaAChain, c.mmaBChain, !wgmma);
+    bool factored = c.factoredB && s.kind == ScheduleKind::mma;
+    if (c.factoredB && !factored)
+      return "the " + stringifyScheduleKind(s.kind).str() +
+             " kind needs a dequantization rounded to the activations' type; "
+             "an f32 one (q * s + z) runs on mma, which applies s and z to "
+             "each step's sums of x * q, or on simt";
+    if (std::string e =
+            mmaSupport(c, c.mmaAChain, c.mmaBChain || factored, !wgmma);
         !e.empty())
       return e;
   }

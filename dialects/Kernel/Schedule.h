@@ -38,6 +38,11 @@ struct ContractShape {
   /// conversion, or its dequantization with the b inputs) computes on
   /// pairs of A's type (WeightSide.h).
   bool mmaAChain = false, mmaBChain = false;
+  /// An integer weight whose side is q * s + z in f32 (WeightSide.h's
+  /// matchFactoredWeight): the mma kind sums x * q a step at a time and
+  /// applies the step's group's s and z to the sums; the other tensor-core
+  /// kinds do not take it.
+  bool factoredB = false;
   /// The b inputs (group-wise scales and zeros) and the K elements each of
   /// their values covers: the group size, K where they are read per row, 0
   /// without b inputs.

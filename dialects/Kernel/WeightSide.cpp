@@ -137,3 +137,48 @@ bool mtc::kernel::hasWeightPairs(Block &body, Type half) {
       [&](Operation *, Value, Value) { return placeholder; }};
   return bool(walkWeightPairs(body, half, check));
 }
+
+/// The b input that `v` reads as an f32 (an f32 argument from #2 on, or one
+/// extended to f32), or -1.
+static int f32Input(Value v) {
+  if (!v.getType().isF32())
+    return -1;
+  if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+    v = ext.getIn();
+  auto arg = dyn_cast<BlockArgument>(v);
+  return arg && arg.getArgNumber() >= 2 ? int(arg.getArgNumber() - 2) : -1;
+}
+
+/// `op`'s operands as (the operand that is an f32 b input, its index; the
+/// other), or none if neither is.
+template <typename OpTy>
+static std::optional<std::pair<int, Value>> splitInput(Value v) {
+  auto op = v.getDefiningOp<OpTy>();
+  if (!op || !op.getType().isF32())
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i)
+    if (int in = f32Input(op->getOperand(i)); in >= 0)
+      return std::make_pair(in, op->getOperand(1 - i));
+  return std::nullopt;
+}
+
+std::optional<FactoredWeight> mtc::kernel::matchFactoredWeight(Block &body) {
+  Operation *yield = body.getTerminator();
+  auto product = yield && yield->getNumOperands() == 1
+                     ? yield->getOperand(0).getDefiningOp<arith::MulFOp>()
+                     : arith::MulFOp();
+  if (!product || !product.getType().isF32())
+    return std::nullopt;
+  FactoredWeight f;
+  Value w = product.getRhs();
+  if (auto add = splitInput<arith::AddFOp>(w))
+    std::tie(f.zero, w) = *add;
+  if (auto mul = splitInput<arith::MulFOp>(w))
+    std::tie(f.scale, w) = *mul;
+  auto cvt = w.getDefiningOp<arith::SIToFPOp>();
+  auto arg = cvt ? dyn_cast<BlockArgument>(cvt.getIn()) : BlockArgument();
+  if (!cvt || !cvt.getType().isF32() || !arg || arg.getOwner() != &body ||
+      arg.getArgNumber() != 1)
+    return std::nullopt;
+  return f;
+}

@@ -22,6 +22,7 @@
 #include "llvm/Support/LogicalResult.h"
 
 #include <functional>
+#include <optional>
 
 namespace mtc::kernel {
 
@@ -58,6 +59,24 @@ mlir::Value walkWeightPairs(mlir::Block &body, mlir::Type half,
 
 /// Whether walkWeightPairs succeeds for `body` and `half`.
 bool hasWeightPairs(mlir::Block &body, mlir::Type half);
+
+/// An integer weight's side in the form whose sums factor per group:
+/// w = q * s + z, q * s, q + z or q, computed in f32 and never rounded to a
+/// 16-bit type, q the weight's integer (arith.sitofp of %b to f32) and s, z
+/// b inputs (f32, or 16-bit extended to f32). Then over any K range inside
+/// one group, sum(x * w) = s * sum(x * q) + z * sum(x): the mma kind sums
+/// x * q on tensor cores (q and x * q are exact) and applies s and z once a
+/// step (Mma.cpp), where the pair form (walkWeightPairs) rounds each
+/// element to the 16-bit type as the graph says.
+struct FactoredWeight {
+  /// The b inputs (indices among them) of s and z; -1 where there is none.
+  int scale = -1, zero = -1;
+};
+
+/// The factored form of the weight side of a kernel.contract body: the
+/// right operand of the mulf that the body yields. None if it has another
+/// form.
+std::optional<FactoredWeight> matchFactoredWeight(mlir::Block &body);
 
 } // namespace mtc::kernel
 

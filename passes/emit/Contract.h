@@ -18,6 +18,7 @@
 
 #include "dialects/Kernel/KernelOps.h"
 #include "dialects/Kernel/Schedule.h"
+#include "dialects/Kernel/WeightSide.h"
 
 #include <memory>
 
@@ -66,6 +67,10 @@ protected:
   /// The weight's side computes on pairs of A's 16-bit type (an integer
   /// weight whose conversion and dequantization WeightSide.h accepts).
   bool weightPairs = false;
+  /// An integer weight's side in the factored form (WeightSide.h): the mma
+  /// kind converts the weight without dequantizing it and applies the b
+  /// inputs to each step's sums (Mma.cpp).
+  std::optional<kernel::FactoredWeight> factors;
   /// preloadChannels' values: (epilogue input, column) -> the value.
   llvm::DenseMap<std::pair<unsigned, mlir::Value>, mlir::Value> channels;
   /// Thread, lane, warp along N and along K, block, block along N, first

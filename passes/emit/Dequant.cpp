@@ -23,8 +23,6 @@
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
 
-#include "dialects/Kernel/WeightSide.h"
-
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::emit;
@@ -177,7 +175,7 @@ Value ContractEmitter::bf16Pair(Value src, unsigned lo, unsigned hi) {
 }
 
 Value ContractEmitter::dequantPair(Value converted, ArrayRef<Value> inputs) {
-  if (op.getBInputs().empty())
+  if (op.getBInputs().empty() || factors)
     return converted;
   bool f16 = aElem.isF16();
   uint32_t one = f16 ? 0x3C003C00u : 0x3F803F80u;

@@ -4,7 +4,11 @@
 // weight and the block's mtile rows of activations as 8-row tiles, loads its
 // operands straight from global memory (each lane 16 contiguous k of its
 // rows per k-step, `unroll` 64-wide K chunks ahead) and runs mma.sync on
-// them. Contract.h describes the fragment layout.
+// them. Contract.h describes the fragment layout. An integer weight whose
+// f32 dequantization factors (WeightSide.h, matchFactoredWeight) is
+// converted but not dequantized: each step sums x * q from zero, and x on
+// a tile of ones where there is a zero, then adds s * sum(x * q) +
+// z * sum(x) of the step's group and row to the accumulators.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
@@ -82,7 +86,14 @@ void MmaEmitter::emitBody() {
       for (auto [row, nr] : llvm::zip(wRow, wN)) {
         wraw[u].push_back(
             loadStream(g.gep(row, weightOffset(kOff[u])), c.weightBytes(span)));
-        win[u].push_back(loadBInputSpan(nr, kOff[u], span, true));
+        // The factored form: the step's scale and zero, as f32 (the step
+        // lies in one group: checkMmaSchedule).
+        if (factors)
+          win[u].push_back(
+              {llvm::map_to_vector(loadBInputs(nr, kOff[u], false),
+                                   [&](Value v) { return toF32(v); })});
+        else
+          win[u].push_back(loadBInputSpan(nr, kOff[u], span, true));
       }
     }
     for (int64_t u = 0; u < n; ++u)
@@ -104,7 +115,17 @@ void MmaEmitter::emitBody() {
             [&] { return SmallVector<Value>(raw.bytes / 4, g.c32(0)); });
         xraw[u].push_back(raw);
       }
-    for (int64_t u = 0; u < n; ++u)
+    for (int64_t u = 0; u < n; ++u) {
+      // The factored form sums x * q of the step (and x, for the zero) from
+      // zero, then adds s * sum(x * q) + z * sum(x) to the accumulators.
+      SmallVector<Value> part, xsum;
+      if (factors) {
+        part.assign(count, g.cf32(0));
+        if (factors->zero >= 0)
+          xsum.assign(4 * mt, g.cf32(0));
+      }
+      MutableArrayRef<Value> sums =
+          factors ? MutableArrayRef<Value>(part) : MutableArrayRef<Value>(a);
       for (int64_t j = 0; j < span / 4; ++j) {
         // A fragments of each weight tile for k-step j (k = 4j..4j+3 of
         // each lane's span).
@@ -120,10 +141,30 @@ void MmaEmitter::emitBody() {
         for (int64_t i = 0; i < mt; ++i) {
           SmallVector<Value, 2> bx = activationPairs(xraw[u][i].words, j);
           for (int64_t r = 0; r < R; ++r)
-            mma(afrag[r], bx,
-                MutableArrayRef<Value>(a).slice((r * mt + i) * 4, 4), f16);
+            mma(afrag[r], bx, sums.slice((r * mt + i) * 4, 4), f16);
+          if (!xsum.empty()) // a tile of ones: every row sums x
+            mma(SmallVector<Value>(
+                    4, g.c32(int32_t(f16 ? 0x3C003C00u : 0x3F803F80u))),
+                bx, MutableArrayRef<Value>(xsum).slice(4 * i, 4), f16);
         }
       }
+      if (!factors)
+        continue;
+      // Accumulator (r * mt + i) * 4 + cc is weight row g (cc < 2) or g + 8
+      // of tile r, activation row 2t + cc % 2 of tile i.
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t i = 0; i < mt; ++i)
+          for (int64_t cc = 0; cc < 4; ++cc) {
+            int64_t idx = (r * mt + i) * 4 + cc;
+            ArrayRef<Value> in = win[u][r * 2 + (cc >= 2)].front();
+            Value sum = part[idx];
+            a[idx] = factors->scale >= 0
+                         ? g.fma(in[factors->scale], sum, a[idx])
+                         : g.fadd(a[idx], sum);
+            if (factors->zero >= 0)
+              a[idx] = g.fma(in[factors->zero], xsum[4 * i + cc], a[idx]);
+          }
+    }
     return a;
   };
   acc = unrolledLoop(cBegin, cEnd, stepsInFlight(chunks), acc, step);

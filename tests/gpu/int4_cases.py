@@ -9,20 +9,35 @@ groups. A module of gpu_tests.py, whose cases() ends with int4_cases().
 
 def woq4(name, m, n, k, group, act="bf16", form="gptfast"):
     """A weight-only int4 linear layer with group-wise scales and zeros:
-    gpt-fast's form `w * s + z` or the AWQ-style `(w - z) * s`."""
+    gpt-fast's form `w * s + z` or the AWQ-style `(w - z) * s`, each node
+    rounded to the activations' type; or `w * s + z` (f32), `w * s`
+    (f32_scale) in f32, the forms whose sums mma factors per group."""
     assert k % group == 0 and k % 2 == 0, (name, k, group)
     g = k // group
-    body = [f"wf = convert(w, {act})", f"s = repeat(scales, {group})",
-            f"z = repeat(zeros, {group})"]
-    if form == "gptfast":
-        body += ["ws = mul(wf, s)", "wd = add(ws, z)"]
-    elif form == "awq":
-        body += ["d = sub(wf, z)", "wd = mul(d, s)"]
+    zeros = form != "f32_scale"
+    if form.startswith("f32"):
+        body = ["wf = convert(w, f32)", f"sr = repeat(scales, {group})",
+                "s = convert(sr, f32)", "ws = mul(wf, s)"]
+        if zeros:
+            body += [f"zr = repeat(zeros, {group})", "z = convert(zr, f32)",
+                     "wd = add(ws, z)"]
+        body += ["xf = convert(x, f32)",
+                 f"yf = linear(xf, {'wd' if zeros else 'ws'})",
+                 f"y = convert(yf, {act})"]
     else:
-        raise ValueError(form)
-    body += ["y = linear(x, wd)", "return y"]
+        body = [f"wf = convert(w, {act})", f"s = repeat(scales, {group})",
+                f"z = repeat(zeros, {group})"]
+        if form == "gptfast":
+            body += ["ws = mul(wf, s)", "wd = add(ws, z)"]
+        elif form == "awq":
+            body += ["d = sub(wf, z)", "wd = mul(d, s)"]
+        else:
+            raise ValueError(form)
+        body += ["y = linear(x, wd)"]
+    body += ["return y"]
     lines = [f"graph {name}(x: {act}[{m}, {k}], w: i4[{n}, {k}], "
-             f"scales: {act}[{n}, {g}], zeros: {act}[{n}, {g}]) -> "
+             f"scales: {act}[{n}, {g}]" +
+             (f", zeros: {act}[{n}, {g}]" if zeros else "") + ") -> "
              f"{act}[{m}, {n}] {{"]
     lines += [f"  {l}" for l in body] + ["}"]
     return "\n".join(lines) + "\n"
@@ -60,6 +75,17 @@ def int4_cases(quick):
                                 (256, 1000, 1024, 32, "bf16"),
                                 (5, 200, 4096, 256, "f16")]:
         add("awq", m, n, k, group, act=act, form="awq")
+    # The f32 dequantization, whose sums mma factors per group (s * sum(x q)
+    # + z * sum(x)); groups of 32 are too short for its steps: simt.
+    for m, n, k, group, act, form in [
+            (1, 4096, 4096, 128, "bf16", "f32"),
+            (3, 1000, 1024, 64, "bf16", "f32"),
+            (16, 4096, 4096, 128, "f16", "f32"),
+            (64, 1000, 4096, 256, "bf16", "f32"),
+            (200, 1000, 1024, 32, "bf16", "f32"),
+            (1, 4096, 4096, 128, "bf16", "f32_scale"),
+            (5, 1000, 1024, 64, "f16", "f32_scale")]:
+        add(form, m, n, k, group, act=act, form=form)
     # The heuristic with the wgmma kind allowed (sm_90a), from M = 64.
     sm90 = ["--arch", "sm_90a"]
     for m, n, k, group, act, form in [
@@ -111,6 +137,14 @@ def int4_cases(quick):
     ]
     for tag, m, n, k, group, act, s in sched:
         add(f"sched_{tag}", m, n, k, group, act=act,
+            flags=["--schedule", f"0={s}"])
+    # The factored f32 form under split-K, two weight tiles a warp, warps on
+    # K and two activation tiles.
+    for tag, m, n, k, group, act, s in [
+            ("sk4", 5, 1000, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk4"),
+            ("r2_kw4", 16, 4096, 4096, 64, "bf16", "mma w8 r2 kw4 v16 u2 mt16 sk1"),
+            ("v32_u4", 1, 1000, 4096, 128, "f16", "mma w8 r1 kw8 v32 u4 mt8 sk1")]:
+        add(f"sched_f32_{tag}", m, n, k, group, act=act, form="f32",
             flags=["--schedule", f"0={s}"])
     wgmma = [
         ("", 64, 4096, 4096, 128, "bf16", "w8 r1 mt64 st4"),

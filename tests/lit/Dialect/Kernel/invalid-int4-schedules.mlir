@@ -256,13 +256,65 @@ graph.func @i4_transposed(%x: tensor<1x64xbf16>, %w: tensor<64x8xi4>) -> tensor<
 
 // -----
 
-// The weight side on pairs must round every step to the activations' type:
-// an unrounded f32 product is for the simt kind only.
+// The weight side on pairs must round every step to the activations' type;
+// unrounded f32 is for the simt kind, or mma in the factored form q * s + z
+// (WeightSide.h), which q - s is not.
 graph.func @mma_unrounded_dequant(%x: tensor<4x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x2xbf16>) -> tensor<4x64xbf16> {
-  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: tensor-core (mma) schedules need an int8 or int4 weight converted to the activations' type (a dequantization rounding each step to that type, with scales and zeros of that type), or a weight of that type}}
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v32 u1 mt8 sk1 is illegal: tensor-core (mma) schedules need an int8 or int4 weight converted to the activations' type (a dequantization rounding each step to that type, with scales and zeros of that type; on mma also one in f32, q * s + z), or a weight of that type}}
   %0 = kernel.contract %x, %w b_inputs(%s : tensor<64x2xbf16>)
       {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 128)>], epilogue_maps = [], nodes = ["y"],
        schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 32, unroll = 1, mtile = 8, splitk = 1>}
+      : tensor<4x256xbf16>, tensor<64x256xi4> -> tensor<4x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.subf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x64xbf16>
+}
+
+// -----
+
+// The factored form applies a group's scale to a step's sums: a step of
+// 4 x 64 k's spans two groups of 128.
+graph.func @mma_factored_step_past_group(%x: tensor<4x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x2xbf16>) -> tensor<4x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule mma w4 r1 kw1 v64 u1 mt8 sk1 is illegal: mma vec 64 sums 256 k's a step before applying their group's scale and zero (an f32 dequantization); the group size 128 must be a multiple of it}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<64x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 128)>], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = mma, warps = 4, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 8, splitk = 1>}
+      : tensor<4x256xbf16>, tensor<64x256xi4> -> tensor<4x64xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i4, %sc: bf16):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i4 to f32
+    %3 = arith.extf %sc : bf16 to f32
+    %4 = arith.mulf %2, %3 : f32
+    %5 = arith.mulf %1, %4 : f32
+    kernel.yield %5 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<4x64xbf16>
+}
+
+// -----
+
+// Only mma sums the factored form per step.
+graph.func @tiled_factored(%x: tensor<4x256xbf16>, %w: tensor<64x256xi4>, %s: tensor<64x2xbf16>) -> tensor<4x64xbf16> {
+  // expected-error @+1 {{'kernel.contract' op schedule tiled w4 r1 kw1 v64 u1 mt16 sk1 st4 is illegal: the tiled kind needs a dequantization rounded to the activations' type; an f32 one (q * s + z) runs on mma, which applies s and z to each step's sums of x * q, or on simt}}
+  %0 = kernel.contract %x, %w b_inputs(%s : tensor<64x2xbf16>)
+      {b_maps = [affine_map<(d0, d1) -> (d0, d1 floordiv 128)>], epilogue_maps = [], nodes = ["y"],
+       schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 16, splitk = 1, stages = 4>}
       : tensor<4x256xbf16>, tensor<64x256xi4> -> tensor<4x64xbf16>
   body {
   ^bb0(%a: bf16, %b: i4, %sc: bf16):
