@@ -116,6 +116,16 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
          tiles * s.kwarps * warpBytes < loadBytesInFlightPerSM(t) * t.numSMs &&
          moreWarps(s.kwarps))
     s.kwarps *= 2;
+  // Grids past the in-flight cap (several waves) stop it at one or two
+  // warps on K, but an int4 stream's blocks there still gain from four:
+  // shorter blocks end the last wave sooner. int4 at M = 1, heuristic
+  // against four warps on K: 128256 x 4096 93.7 us against 85.8, 128256 x
+  // 2048 47.7 / 43.7, 256000 x 3584 163.3 / 150.7, 37888 x 3584 28.4 /
+  // 26.3, 57344 x 8192 84.2 / 81.3 (bench/results/2026-12-06-probe, c6;
+  // int8 streams were not measured there).
+  if (stream && bits < 8)
+    while (s.kwarps < 4 && chunks / (2 * s.kwarps) >= s.unroll)
+      s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, s.kwarps);
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)
