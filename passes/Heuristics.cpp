@@ -230,9 +230,10 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// 35.6 against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
 /// (bench/results/2026-12-05-stream). With fewer blocks the machine idles
 /// (4096 x 4096 at M = 16: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled).
-/// int4 keeps mma until the GPU matrix has checked this start on it (its
-/// 256-wide K tiles hold two groups of 128): it measured 0.96x to 1.16x
-/// of mma's time on three shapes.
+/// int4 keeps mma: the GPU matrix passes this start on it (its 256-wide K
+/// tiles hold two groups of 128), but it took 0.96x to 1.16x of mma's time
+/// on three shapes, and 8192 x 8192 at M = 16 26.2 us against 22.5
+/// (bench/results/2026-12-06-probe).
 static bool sharesActivations(const ContractShape &c,
                               const ScheduleParams &tiled,
                               const ScheduleTarget &t) {
