@@ -127,8 +127,8 @@ def int4_cases(quick):
         ("mma_kw4", 16, 4096, 4096, 64, "bf16", "mma w8 r1 kw4 v16 u2 mt16 sk1"),
         ("mma_f16", 8, 4096, 1024, 32, "f16", "mma w4 r1 kw1 v16 u1 mt8 sk1"),
         ("tiled", 64, 4096, 4096, 128, "bf16", "tiled w4 r1 kw1 v32 u1 mt64 sk1 mw1 st4"),
-        # The int8 start at M = 9 to 16 (256-wide K tiles, two groups each),
-        # which int4 takes once these pass (passes/Heuristics.cpp).
+        # The int8 start at M = 9 to 16 (256-wide K tiles, two groups each):
+        # correct on int4, which keeps mma for speed (passes/Heuristics.cpp).
         ("tiled_m16_v64", 16, 4096, 4096, 128, "bf16", "tiled w4 r1 kw1 v64 u1 mt16 sk1 st4"),
         ("tiled_m9_v64_g64", 9, 1000, 4096, 64, "f16", "tiled w4 r1 kw1 v64 u1 mt16 sk1 st4"),
         ("tiled_kw2_sk2", 33, 1000, 4096, 128, "bf16", "tiled w8 r1 kw2 v32 u1 mt32 sk2 mw2 st3"),
