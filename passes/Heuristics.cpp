@@ -106,10 +106,11 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   auto oneWave = [&](int64_t kwarps) {
     return tiles * std::max<int64_t>(4, kwarps) <= kStreamWarpsPerSM * t.numSMs;
   };
+  // Twice `kw` warps would each still keep `unroll` steps.
+  auto keepsSteps = [&](int64_t kw) { return chunks / (2 * kw) >= s.unroll; };
   auto moreWarps = [&](int64_t kw) {
-    if (chunks / (2 * kw) >= s.unroll)
-      return true;
-    return chunks > kw * s.unroll && chunks >= 2 * kw && oneWave(2 * kw);
+    return keepsSteps(kw) ||
+           (chunks > kw * s.unroll && chunks >= 2 * kw && oneWave(2 * kw));
   };
   s.kwarps = 1;
   while (s.kwarps < 8 &&
@@ -124,7 +125,7 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // 26.3, 57344 x 8192 84.2 / 81.3 (bench/results/2026-12-06-probe, c6;
   // int8 streams were not measured there).
   if (stream && bits < 8)
-    while (s.kwarps < 4 && chunks / (2 * s.kwarps) >= s.unroll)
+    while (s.kwarps < 4 && keepsSteps(s.kwarps))
       s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, s.kwarps);
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {

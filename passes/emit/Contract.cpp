@@ -39,7 +39,7 @@ ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
   bChain = op.getBChain();
   // ContractShape asked WeightSide.h for an integer weight.
   weightPairs = isInteger(c.b) && c.mmaBChain;
-  if (isInteger(c.b) && c.factoredB && s.kind == kernel::ScheduleKind::mma)
+  if (c.factoredB && s.kind == kernel::ScheduleKind::mma)
     factors = matchFactoredWeight(op.getBody().front());
 }
 

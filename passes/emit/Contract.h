@@ -181,8 +181,8 @@ protected:
   /// of `src`, whose other bytes are ignored.
   mlir::Value bf16Pair(mlir::Value src, unsigned lo, unsigned hi);
   /// The weight's side on a pair of elements: `converted` from intPair,
-  /// `inputs` from loadBInputs(asPairs) for their row and group. Without b
-  /// inputs, `converted` itself.
+  /// `inputs` from loadBInputs(asPairs) for their row and group. Without
+  /// inputs (none, or the factored form's), `converted` itself.
   mlir::Value dequantPair(mlir::Value converted,
                           llvm::ArrayRef<mlir::Value> inputs);
   /// Integer weight element e (0-7 for i4, 0-3 for int8) of `word` as an

@@ -175,7 +175,8 @@ Value ContractEmitter::bf16Pair(Value src, unsigned lo, unsigned hi) {
 }
 
 Value ContractEmitter::dequantPair(Value converted, ArrayRef<Value> inputs) {
-  if (op.getBInputs().empty() || factors)
+  // No b inputs, or the factored form's (applied to sums, not elements).
+  if (inputs.empty())
     return converted;
   bool f16 = aElem.isF16();
   uint32_t one = f16 ? 0x3C003C00u : 0x3F803F80u;

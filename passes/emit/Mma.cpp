@@ -78,22 +78,25 @@ void MmaEmitter::emitBody() {
                   ValueRange iters) -> SmallVector<Value> {
     SmallVector<Value> a(iters.begin(), iters.end());
     SmallVector<SmallVector<Raw>> wraw(n), xraw(n);
-    // [u][row][piece]: the b inputs' pairs.
+    // [u][row][piece]: the b inputs' pairs (none in the factored form).
     SmallVector<SmallVector<SmallVector<SmallVector<Value>>>> win(n);
+    // [u][row]: the factored form's b inputs as f32, one set a step (the
+    // step lies in one group: checkMmaSchedule).
+    SmallVector<SmallVector<SmallVector<Value>>> fin(n);
     SmallVector<Value> kOff(n);
     for (int64_t u = 0; u < n; ++u) {
       kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
       for (auto [row, nr] : llvm::zip(wRow, wN)) {
         wraw[u].push_back(
             loadStream(g.gep(row, weightOffset(kOff[u])), c.weightBytes(span)));
-        // The factored form: the step's scale and zero, as f32 (the step
-        // lies in one group: checkMmaSchedule).
-        if (factors)
-          win[u].push_back(
-              {llvm::map_to_vector(loadBInputs(nr, kOff[u], false),
-                                   [&](Value v) { return toF32(v); })});
-        else
+        if (factors) {
+          win[u].emplace_back();
+          fin[u].push_back(
+              llvm::map_to_vector(loadBInputs(nr, kOff[u], false),
+                                  [&](Value v) { return toF32(v); }));
+        } else {
           win[u].push_back(loadBInputSpan(nr, kOff[u], span, true));
+        }
       }
     }
     for (int64_t u = 0; u < n; ++u)
@@ -156,7 +159,7 @@ void MmaEmitter::emitBody() {
         for (int64_t i = 0; i < mt; ++i)
           for (int64_t cc = 0; cc < 4; ++cc) {
             int64_t idx = (r * mt + i) * 4 + cc;
-            ArrayRef<Value> in = win[u][r * 2 + (cc >= 2)].front();
+            ArrayRef<Value> in = fin[u][r * 2 + (cc >= 2)];
             Value sum = part[idx];
             a[idx] = factors->scale >= 0
                          ? g.fma(in[factors->scale], sum, a[idx])
