@@ -81,6 +81,10 @@ void describe(Operation *op, unsigned index) {
   d << "kernel " << index << " (" << opName(op) << ") computes " << n
     << (n == 1 ? " node: " : " nodes: ") << nodeList(op);
   if (auto c = dyn_cast<ContractOp>(op)) {
+    if (!c.getSiblings().empty())
+      d << "; it reads " << 1 + c.getSiblings().size()
+        << " weights with the same activations (horizontal fusion), one sum "
+           "per weight into its epilogue";
     if (!c.getAInputs().empty())
       d << "; the activations' prologue reads " << c.getAInputs().size()
         << " more input(s)";
@@ -123,10 +127,11 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
     if (pc && llvm::is_contained(c.getEpilogueInputs(), v))
       return pc.getA() == c.getA()
                  ? "another contraction of the same activations reads it in "
-                   "its epilogue: joining two contractions into one kernel "
-                   "(horizontal fusion) is not done yet"
+                   "its epilogue, but they stay two kernels: " +
+                       siblingBlocker(pc, c)
                  : "another contraction's epilogue reads it: only "
-                   "elementwise producers join an epilogue";
+                   "elementwise producers join an epilogue, and only a "
+                   "contraction of the same activations joins as a sibling";
     if (isa<ContractOp>(prod) && (v == c.getA() || v == c.getB()))
       return "a contraction's result is the operand of the next contraction, "
              "whose every output needs all of it (a dependency across "

@@ -15,7 +15,10 @@
 //    - FuseEpilogue: the only consumer of a contraction, an elementwise kernel
 //      over the same iteration space, becomes the epilogue;
 //    - FuseElementwiseProducer / FuseEpilogueInputProducer: an elementwise
-//      kernel whose only user is another kernel is inlined into it.
+//      kernel whose only user is another kernel is inlined into it;
+//    then, once those have settled, activation prologues (FusePrologue.cpp)
+//    and horizontal fusion of contractions of the same activations
+//    (FuseSiblings.cpp).
 // 3. Outputs that are graph inputs, or returned twice, get a copy kernel.
 //
 // Regions are merged by cloning the small side and moving the large one: a
@@ -73,8 +76,9 @@ struct FoldOperandConversion : OpRewritePattern<ContractOp> {
 
   LogicalResult matchAndRewrite(ContractOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!op.getAInputs().empty())
-      return rewriter.notifyMatchFailure(op, "its body has a prologue");
+    if (!op.getAInputs().empty() || !op.getSiblings().empty())
+      return rewriter.notifyMatchFailure(op, "its body has a prologue or "
+                                             "siblings");
     bool hasBInputs = !op.getBInputs().empty();
     // With b_inputs the weight is already an integer graph input.
     for (unsigned which = 0; which < (hasBInputs ? 1 : 2); ++which) {
@@ -145,7 +149,8 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
                                 PatternRewriter &rewriter) const override {
     for (Value v : op.getInputs()) {
       auto c = v.getDefiningOp<ContractOp>();
-      if (!c || !onlyUsedBy(v, op))
+      // (Siblings join last, after every epilogue.)
+      if (!c || !onlyUsedBy(v, op) || !c.getSiblings().empty())
         continue;
       if (c.getType().getShape() !=
           cast<RankedTensorType>(op.getType()).getShape())
@@ -238,6 +243,8 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
 
   LogicalResult matchAndRewrite(ContractOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!op.getSiblings().empty())
+      return rewriter.notifyMatchFailure(op, "siblings join last");
     SmallVector<AffineMap> maps = mapsOf(op.getEpilogueMaps());
     for (Value v : op.getEpilogueInputs()) {
       auto prod = v.getDefiningOp<ElementwiseOp>();
@@ -313,6 +320,12 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     addPrologueFusion(prologues, numPrologues, lists);
     if (succeeded(merged))
       merged = applyPatternsGreedily(func, std::move(prologues), config);
+    // 2c. Horizontal fusion, once both contractions of an activation have
+    // their prologues (identical copies).
+    RewritePatternSet siblings(&getContext());
+    addSiblingFusion(siblings, numSiblings, lists);
+    if (succeeded(merged))
+      merged = applyPatternsGreedily(func, std::move(siblings), config);
     lists.finish(func);
     if (failed(merged))
       return signalPassFailure();

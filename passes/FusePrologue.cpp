@@ -41,6 +41,8 @@ std::string mtc::fusion::prologueBlocker(ContractOp op, ElementwiseOp prod,
   if (defaultContractSchedule(contractShape(op)).kind != ScheduleKind::simt)
     return "the contraction starts on a tensor-core kind, where a prologue "
            "costs more than the kernel it replaces";
+  if (!op.getSiblings().empty())
+    return "prologues fold before siblings join";
   if (prod.getInputs().size() == 1 && conversionChainTypes(prod.getBody()))
     return "a plain conversion (FoldOperandConversion's)";
   SmallVector<AffineMap> maps = mapsOf(prod.getIndexingMaps());

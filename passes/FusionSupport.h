@@ -73,6 +73,11 @@ bool recomputesMath(kernel::ElementwiseOp prod, kernel::ElementwiseOp consumer);
 std::string prologueBlocker(kernel::ContractOp op, kernel::ElementwiseOp prod,
                             unsigned &source);
 
+/// Why `first`, whose result `second` reads in its epilogue, cannot join
+/// `second` as its sibling (one contraction over both weights; empty: it
+/// can; FuseSiblings.cpp).
+std::string siblingBlocker(kernel::ContractOp first, kernel::ContractOp second);
+
 /// mtc-fuse's explanation (`explain=true`, `mtc compile --explain-fusion`;
 /// ExplainFusion.cpp): after fusion, a remark for every kernel of `func`
 /// (the graph nodes it computes, and how) and for every value one kernel

@@ -88,6 +88,18 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // beside it spills (1024 x 2816, M = 16: 28 bytes).
   if (c.aPrologue && s.mtile > kMmaColsPerTile)
     s.unroll = 1;
+  // Siblings load a tile of each weight a step: the steps in flight are
+  // divided among the weights, so a warp holds the bytes (and registers)
+  // of one weight's, and a block may take 128 registers a thread. Left to
+  // itself ptxas kept 4-warp blocks at 72 registers and spilled; at 128
+  // registers with all of one weight's steps of each, it spilled on K =
+  // 1024 (gate and up of Llama-3-8B, and smaller, at M = 3 and 8). The
+  // gate and up of Llama-3-8B at M = 8 took 32.5 us so (two steps of each
+  // weight) against 33.3 with four (bench/results/2026-12-04-siblings).
+  if (c.weights > 1) {
+    s.unroll = std::max<int64_t>(1, s.unroll / c.weights);
+    s.regs = 128;
+  }
   s.splitk = 1;
   int64_t tiles =
       llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
@@ -101,8 +113,9 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // rows, whose 576 blocks of 8 warps take two waves, 9.7 against 8.0
   // (bench/results/2026-12-06-probe).
   int64_t chunks = c.k / (4 * s.vec);
-  // A warp's loads in flight: 32 lanes, `unroll` steps of `vec` k's.
-  int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec);
+  // A warp's loads in flight: 32 lanes, `unroll` steps of `vec` k's, of
+  // each weight.
+  int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec) * c.weights;
   auto oneWave = [&](int64_t kwarps) {
     return tiles * std::max<int64_t>(4, kwarps) <= kStreamWarpsPerSM * t.numSMs;
   };
@@ -265,7 +278,10 @@ mtc::defaultContractSchedule(const ContractShape &c, ScheduleKind kind,
 
 ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
                                             const ScheduleTarget &target) {
-  if (target.wgmma && c.m >= kWgmmaFromM && !c.aPrologue)
+  // A prologue, or siblings, need a kind that holds A and the sums in
+  // registers (simt, mma).
+  bool staged = !c.aPrologue && c.weights == 1;
+  if (target.wgmma && c.m >= kWgmmaFromM && staged)
     if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c, target))
       return *wgmma;
   // int4 weights take tensor cores from M = 1: on CUDA cores their
@@ -275,7 +291,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   bool fromOne = c.b == DType::I4;
   if ((c.m >= 2 || fromOne) &&
       mmaSupport(c, c.mmaAChain, c.mmaBChain || c.factoredB).empty()) {
-    if (!c.aPrologue)
+    if (staged)
       if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target))
         if (c.m >= kTiledFromM || sharesActivations(c, *tiled, target))
           return *tiled;
@@ -304,6 +320,10 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c,
     s.mtile = std::min<int64_t>(c.m, 4);
     s.unroll = 4;
   } else {
+    // (Siblings keep the rows of one weight, each warp then reading them of
+    // every weight: gate and up of Llama-3-8B at M = 1 with the norm's
+    // prologue took 36.7 us at r2 kw2 u4, 60.7 at r1 kw2 u4;
+    // bench/results/2026-12-04-siblings.)
     s.rows = s.mtile <= 2 ? 2 : 1;
     s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
     // M = 1: a warp's share of K in one round of loads. Warps split K while
@@ -313,9 +333,16 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c,
     // int8 shapes from 2048 x 2048 to 28672 x 4096 this took 1.00x to 1.51x
     // less time than one warp per row (2240 x 8704: 7.4 us against 11.2;
     // bench/results/2026-12-04-rules).
+    // Siblings load each step's rows of every weight, so a warp holds
+    // `weights` times the bytes a step: it splits K only where each part
+    // keeps that many times the steps. Gate and up of Llama-3-8B with the
+    // norm's prologue (M = 1, K = 4096, 8 steps) took 32.0 us with K in
+    // one warp against 36.9 with two (the tuner, 49 probes;
+    // bench/results/2026-12-04-siblings).
     if (s.mtile == 1) {
       int64_t steps = c.k / contractGeometry(c, s).chunk;
-      while (s.kwarps < s.warps && steps / (2 * s.kwarps) >= s.unroll)
+      while (s.kwarps < s.warps &&
+             steps / (2 * s.kwarps) >= s.unroll * c.weights)
         s.kwarps *= 2;
     }
   }

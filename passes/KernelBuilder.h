@@ -65,13 +65,15 @@ kernel::ElementwiseOp createElementwise(
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::ValueRange)> body);
 
 /// A contraction without regions; `bIn` are its b_inputs with their maps
-/// from (n, k), `aIn` its a_inputs with theirs from (m, k).
+/// from (n, k), `aIn` its a_inputs with theirs from (m, k), `siblings` the
+/// weights it reads beside `bv` (horizontal fusion).
 kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::Type resultType, mlir::Value a,
                                   mlir::Value bv, bool aT, bool bT,
                                   const InputList &bIn, const InputList &ep,
                                   mlir::ArrayAttr nodes,
-                                  const InputList &aIn = InputList());
+                                  const InputList &aIn = InputList(),
+                                  mlir::ValueRange siblings = {});
 /// A row reduction without regions over [..., extent]: `inputs` with their
 /// maps from that space, `ep` from the result's.
 kernel::ReduceOp createReduce(mlir::OpBuilder &b, mlir::Location loc,
@@ -127,6 +129,13 @@ void addReductionFusion(mlir::RewritePatternSet &patterns,
 /// (mtc-fuse's second phase), counting its folds in `stat`.
 void addPrologueFusion(mlir::RewritePatternSet &patterns,
                        mlir::Pass::Statistic &stat, MergeLists &lists);
+
+/// Adds FuseSiblingContractions (FuseSiblings.cpp), which joins two
+/// contractions of the same activations, one read by the other's epilogue,
+/// into one over both weights (mtc-fuse's last phase), counting its merges
+/// in `stat`.
+void addSiblingFusion(mlir::RewritePatternSet &patterns,
+                      mlir::Pass::Statistic &stat, MergeLists &lists);
 
 /// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
 /// function) by a kernel op with a single-node region.

@@ -115,8 +115,13 @@ void MergeLists::finish(Operation *root) {
       leaves.clear();
       names.clear();
       flatten(it->second, leaves);
+      // A node computed twice in one kernel (a prologue cloned for two
+      // contractions that then joined as siblings) is listed once.
+      llvm::SmallPtrSet<Attribute, 16> seen;
       for (Attribute a : leaves)
-        llvm::append_range(names, cast<ArrayAttr>(a));
+        for (Attribute name : cast<ArrayAttr>(a))
+          if (seen.insert(name).second)
+            names.push_back(name);
       op.setAttr("nodes", ArrayAttr::get(op.getContext(), names));
     }
   root->walk([&](Operation *op) {

@@ -56,7 +56,9 @@ def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
     Statistic<"numElementwiseFusions", "fused-elementwise-nodes",
               "Elementwise nodes inlined into other kernels">,
     Statistic<"numPrologues", "fused-activation-prologues",
-              "Activation kernels folded into contractions as prologues">
+              "Activation kernels folded into contractions as prologues">,
+    Statistic<"numSiblings", "fused-sibling-contractions",
+              "Contractions joined to another of the same activations">
   ];
 }
 

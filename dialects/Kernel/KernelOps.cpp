@@ -254,6 +254,15 @@ LogicalResult ContractOp::verify() {
 
   if (failed(verifyBInputs(*this, n, kB)) || failed(verifyAInputs(*this, kA)))
     return failure();
+  for (auto [i, v] : llvm::enumerate(getSiblings())) {
+    if (v.getType() != getB().getType())
+      return emitOpError("sibling #")
+             << i << " must have operand b's type " << getB().getType()
+             << ", got " << v.getType();
+    if (getBTransposed() || !getBInputs().empty())
+      return emitOpError("siblings need a weight stored [N, K] without "
+                         "b_inputs");
+  }
   ArrayAttr maps = getEpilogueMaps();
   if (maps.size() != getEpilogueInputs().size())
     return emitOpError("has ")
@@ -335,7 +344,8 @@ LogicalResult ContractOp::verifyRegions() {
 }
 
 static LogicalResult verifyEpilogueRegion(ContractOp op, Type f32) {
-  SmallVector<Type> epilogueArgs{f32};
+  // One sum per weight: B's, then each sibling's.
+  SmallVector<Type> epilogueArgs(1 + op.getSiblings().size(), f32);
   for (Value v : op.getEpilogueInputs())
     epilogueArgs.push_back(
         cast<RankedTensorType>(v.getType()).getElementType());
@@ -365,8 +375,11 @@ void ContractOp::getAsmBlockArgumentNames(Region &region,
     }
     return;
   }
+  unsigned sums = 1 + getSiblings().size();
   for (auto [i, arg] : llvm::enumerate(block.getArguments()))
-    fn(arg, i == 0 ? std::string("acc") : "e" + std::to_string(i - 1));
+    fn(arg, i >= sums   ? "e" + std::to_string(i - sums)
+            : sums == 1 ? std::string("acc")
+                        : "acc" + std::to_string(i));
 }
 
 //===----------------------------------------------------------------------===//
@@ -508,6 +521,7 @@ ContractShape mtc::kernel::contractShape(ContractOp op) {
                   bChain[0]->getResult(0).getType().isF32();
   c.bInputs = op.getBInputs().size();
   c.group = op.getGroupSize();
+  c.weights = 1 + op.getSiblings().size();
   c.m = 1;
   if (c.aTransposed)
     c.m = a.getDimSize(1);

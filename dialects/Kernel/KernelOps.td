@@ -177,6 +177,18 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
           %6 = arith.sitofp %b : i8 to f32
           %7 = arith.mulf %5, %6 : f32
           kernel.yield %7 : f32
+
+    Horizontal fusion: `siblings` are more weights, each of B's type, read
+    with the same body and activations (gate and up projections of one
+    activation). Every output then has one sum per weight, B's first, and
+    the epilogue receives all of them before its inputs:
+
+        result[m..., n] = epilogue(acc_B, acc_S0, ..., E0[map0(m..., n)], ...)
+
+    so the intermediate results of all but the last contraction are never
+    written (`silu(acc_B * s1) * (acc_S0 * s3)`). Siblings need a weight
+    stored [N, K] without b_inputs, and run on the kinds that hold their
+    sums in registers (simt, mma) without split-K.
   }];
   let arguments = (ins
     AnyRankedTensor:$a,
@@ -184,6 +196,7 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     Variadic<AnyRankedTensor>:$b_inputs,
     Variadic<AnyRankedTensor>:$epilogue_inputs,
     Variadic<AnyRankedTensor>:$a_inputs,
+    Variadic<AnyRankedTensor>:$siblings,
     UnitAttr:$a_transposed,
     UnitAttr:$b_transposed,
     OptionalAttr<AffineMapArrayAttr>:$b_maps,
@@ -195,6 +208,7 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
   let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
   let assemblyFormat = [{
     $a `,` $b (`b_inputs` `(` $b_inputs^ `:` type($b_inputs) `)`)?
+    (`siblings` `(` $siblings^ `:` type($siblings) `)`)?
     (`a_inputs` `(` $a_inputs^ `:` type($a_inputs) `)`)?
     (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
     attr-dict `:` type($a) `,` type($b) `->` type($result)

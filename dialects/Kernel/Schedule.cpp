@@ -38,7 +38,7 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
   if (s.kind == ScheduleKind::mma) {
     g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
     g.chunk = 4 * s.vec; // four lanes of a group, vec k's each
-    g.accPerThread = 4 * s.rows * std::max<int64_t>(1, s.mtile / 8);
+    g.accPerThread = 4 * s.rows * std::max<int64_t>(1, s.mtile / 8) * c.weights;
   } else if (tiled) {
     g.colsPerBlock = g.warpsN * kMmaRowsPerTile * s.rows;
     g.chunk = 4 * s.vec * s.kwarps; // one K tile of the ring
@@ -50,8 +50,8 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     g.chunk = kWgmmaTileK;
     g.accPerThread = s.mtile / 2; // a 64 x mtile f32 tile per warpgroup
   } else {
-    g.accPerThread =
-        c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad : s.mtile * s.rows;
+    g.accPerThread = c.bTransposed ? s.mtile * s.rows * g.elemsPerLoad
+                                   : s.mtile * s.rows * c.weights;
   }
   // The blocks of a cluster take consecutive column blocks: the last
   // cluster may run past N (its copies read zeros, its stores are masked).
@@ -72,9 +72,10 @@ ContractGeometry mtc::kernel::contractGeometry(const ContractShape &c,
     if (s.kind == ScheduleKind::mma || tiled)
       g.reduceFloats = s.warps * g.accPerThread * 32;
     else
-      g.reduceFloats = c.bTransposed ? s.kwarps * g.warpsN * 32 * s.mtile *
-                                           s.rows * g.elemsPerLoad
-                                     : s.kwarps * g.warpsN * s.mtile * s.rows;
+      g.reduceFloats =
+          c.bTransposed
+              ? s.kwarps * g.warpsN * 32 * s.mtile * s.rows * g.elemsPerLoad
+              : s.kwarps * g.warpsN * s.mtile * s.rows * c.weights;
   }
   return g;
 }
@@ -252,6 +253,18 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
            "simt or mma kind: the " +
            stringifyScheduleKind(s.kind).str() +
            " kind stages A in shared memory, where the prologue has no place";
+  if (c.weights > ContractShape::kMaxWeights)
+    return "a contraction reads at most " +
+           std::to_string(ContractShape::kMaxWeights) + " weights, got " +
+           std::to_string(c.weights);
+  if (c.weights > 1 && (wgmma || s.kind == ScheduleKind::tiled))
+    return "a contraction over several weights (siblings) runs on the simt "
+           "or mma kind: the " +
+           stringifyScheduleKind(s.kind).str() +
+           " kind stages one weight's tiles in shared memory";
+  if (c.weights > 1 && s.splitk != 1)
+    return "a contraction over several weights (siblings) keeps its sums in "
+           "registers: splitk must be 1";
   if (s.kind != ScheduleKind::tiled && !wgmma &&
       (s.mwarps != 1 || s.stages != 1))
     return "mwarps and stages are fields of tiled schedules (1 otherwise)";

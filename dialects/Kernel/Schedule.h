@@ -50,6 +50,13 @@ struct ContractShape {
   /// The activations' side has a prologue (a_inputs): only the kinds that
   /// load A into registers (simt, mma) run it.
   bool aPrologue = false;
+  /// Weights read with the same activations (B and its siblings: gate and
+  /// up projections joined by horizontal fusion); each output has one sum
+  /// per weight. Only the simt and mma kinds run more than one.
+  int64_t weights = 1;
+  /// The most weights one contraction reads: each adds its sums and its
+  /// loads in flight to every thread's registers.
+  static constexpr int64_t kMaxWeights = 4;
   /// Bytes of `elements` weight elements.
   int64_t weightBytes(int64_t elements) const {
     return tensorBytes(b, elements);

@@ -1,7 +1,8 @@
 //===- Contract.cpp - What the contraction emitters share -----------------===//
 //
-// Every contraction kernel has the parameters A, B, the epilogue inputs, the
-// output and (when blocks split K) the workspace. Its threads own outputs
+// Every contraction kernel has the parameters A, B, the b inputs, the
+// epilogue inputs, the a inputs, the siblings' weights, the output and (when
+// blocks split K) the workspace. Its threads own outputs
 // and K pieces as the schedule's kind decides; the kinds deliver each output
 // through the same path: warps that split K add their partial sums in shared
 // memory, blocks that split K add theirs into a zeroed f32 workspace and the
@@ -49,7 +50,8 @@ LogicalResult ContractEmitter::emit() {
   unsigned numB = op.getBInputs().size();
   unsigned numEp = op.getEpilogueInputs().size();
   unsigned numA = op.getAInputs().size();
-  unsigned numIn = 2 + numB + numEp + numA;
+  unsigned numSib = op.getSiblings().size();
+  unsigned numIn = 2 + numB + numEp + numA + numSib;
   unsigned numParams = numIn + 1 + (s.splitk > 1 ? 1 : 0);
   beginKernel(numParams, numIn, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
@@ -60,6 +62,9 @@ LogicalResult ContractEmitter::emit() {
     E.push_back(param(2 + numB + j));
   for (unsigned j = 0; j < numA; ++j)
     AI.push_back(param(2 + numB + numEp + j));
+  weights.push_back(B);
+  for (unsigned j = 0; j < numSib; ++j)
+    weights.push_back(param(2 + numB + numEp + numA + j));
   Out = param(numIn);
   if (s.splitk > 1)
     WS = param(numIn + 1);
@@ -214,11 +219,12 @@ Value ContractEmitter::epilogueOffset(unsigned j, Value m, Value n) {
   return off;
 }
 
-void ContractEmitter::writeOutput(Value m, Value n, Value acc, bool hoist) {
+void ContractEmitter::writeOutput(Value m, Value n, ArrayRef<Value> sums,
+                                  bool hoist) {
   Value ok =
       g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
   auto epilogue = [&](Value mIn, Value nIn) {
-    SmallVector<Value> args{acc};
+    SmallVector<Value> args(sums);
     for (unsigned j = 0; j < E.size(); ++j) {
       if (Value v = channels.lookup({j, n})) {
         args.push_back(v);
@@ -268,9 +274,11 @@ Value ContractEmitter::workspaceElem(Value m, Value n) {
   return g.gep(WS, g.mul(idx, g.c64(4)));
 }
 
-void ContractEmitter::deliver(Value m, Value n, Value v) {
+void ContractEmitter::deliver(Value m, Value n, ArrayRef<Value> sums) {
   if (s.splitk == 1)
-    return writeOutput(m, n, v);
+    return writeOutput(m, n, sums);
+  assert(sums.size() == 1 && "split-K takes one weight (checkSchedule)");
+  Value v = sums.front();
   Value ok =
       g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
   g.ifThen(ok, [&] {
@@ -338,21 +346,30 @@ void ContractEmitter::deliverAll(int64_t count, ArrayRef<Value> acc,
                                  function_ref<Value(int64_t)> mOf,
                                  function_ref<Value(int64_t)> nOf) {
   Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
+  int64_t outs = count / c.weights;
   if (slot) {
     for (int64_t j = 0; j < count; ++j)
       g.store(acc[j], slot(wk, j), 4);
     g.barrier();
     g.ifThen(firstPiece, [&] {
-      for (int64_t j = 0; j < count; ++j) {
-        Value sum = g.cf32(0);
-        for (int64_t w = 0; w < s.kwarps; ++w)
-          sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), j), 4));
-        deliver(mOf(j), nOf(j), sum);
+      for (int64_t j = 0; j < outs; ++j) {
+        SmallVector<Value> sums;
+        for (int64_t h = 0; h < c.weights; ++h) {
+          Value sum = g.cf32(0);
+          for (int64_t w = 0; w < s.kwarps; ++w)
+            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), h * outs + j), 4));
+          sums.push_back(sum);
+        }
+        deliver(mOf(j), nOf(j), sums);
       }
     });
   } else {
-    for (int64_t j = 0; j < count; ++j)
-      deliver(mOf(j), nOf(j), acc[j]);
+    for (int64_t j = 0; j < outs; ++j) {
+      SmallVector<Value> sums;
+      for (int64_t h = 0; h < c.weights; ++h)
+        sums.push_back(acc[h * outs + j]);
+      deliver(mOf(j), nOf(j), sums);
+    }
   }
-  splitKFinish(count, [&](int64_t) { return firstPiece; }, mOf, nOf);
+  splitKFinish(outs, [&](int64_t) { return firstPiece; }, mOf, nOf);
 }

@@ -56,10 +56,13 @@ protected:
   /// which a byte holds two: address B with weightOffset).
   unsigned ea, eb, eo;
   llvm::SmallVector<mlir::Operation *> aChain, bChain;
-  /// Parameters: A, B, the b inputs, the epilogue inputs, the output, the
-  /// workspace.
+  /// Parameters: A, B, the b inputs, the epilogue inputs, the a inputs,
+  /// the siblings' weights, the output, the workspace.
   mlir::Value A, B, Out, WS;
   llvm::SmallVector<mlir::Value> BI, E, AI;
+  /// B, then each sibling's weight (c.weights of them): every output has
+  /// one sum per weight, in this order.
+  llvm::SmallVector<mlir::Value> weights;
   /// The activations' prologue (a_inputs): its ops in block order, and the
   /// value of A's element type they compute (the A chain converts it).
   llvm::SmallVector<mlir::Operation *> aOps;
@@ -117,9 +120,9 @@ protected:
   /// (11008 x 4096, M = 33, tiled: bias + SiLU cost +49% over the scale
   /// alone, +5.6% with div.full and this). Without, the guard holds it all,
   /// which keeps fewer values live (split-K's finish, which has loaded
-  /// every total first).
-  void writeOutput(mlir::Value m, mlir::Value n, mlir::Value acc,
-                   bool hoist = true);
+  /// every total first). `sums` holds one sum per weight.
+  void writeOutput(mlir::Value m, mlir::Value n,
+                   llvm::ArrayRef<mlir::Value> sums, bool hoist = true);
   /// Loads the per-channel epilogue inputs (those that vary with the
   /// output's column only: scales, biases) of each column in `ns` once, at
   /// the insertion point (unconditionally: columns past N read column
@@ -130,9 +133,10 @@ protected:
   void forgetChannels() { channels.clear(); }
   /// Workspace element for output (m, n).
   mlir::Value workspaceElem(mlir::Value m, mlir::Value n);
-  /// What the owner of output (m, n) does with its block's sum: store it
-  /// through the epilogue, or add it into the split-K workspace.
-  void deliver(mlir::Value m, mlir::Value n, mlir::Value v);
+  /// What the owner of output (m, n) does with its block's sums (one per
+  /// weight): store them through the epilogue, or add the sum into the
+  /// split-K workspace (one weight only).
+  void deliver(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> sums);
 
   /// Split-K: after every block added its sums, the last block to arrive
   /// takes the totals (re-zeroing the workspace) and runs the epilogue.
@@ -199,7 +203,9 @@ protected:
   /// For schedules where every thread owns `count` outputs: sums the partial
   /// results of the warps splitting K through shared memory (`slot(w, j)`
   /// is output j's place for K piece w; none when kwarps is 1), delivers
-  /// each output from the threads of piece 0, and finishes split-K.
+  /// each output from the threads of piece 0, and finishes split-K. With
+  /// several weights, `acc` holds each weight's `count / c.weights` sums in
+  /// turn, and sum j of every weight is output j's (mOf(j), nOf(j)).
   void deliverAll(int64_t count, llvm::ArrayRef<mlir::Value> acc,
                   llvm::function_ref<mlir::Value(mlir::Value, int64_t)> slot,
                   llvm::function_ref<mlir::Value(int64_t)> mOf,

@@ -8,7 +8,9 @@
 // f32 dequantization factors (WeightSide.h, matchFactoredWeight) is
 // converted but not dequantized: each step sums x * q from zero, and x on
 // a tile of ones where there is a zero, then adds s * sum(x * q) +
-// z * sum(x) of the step's group and row to the accumulators.
+// z * sum(x) of the step's group and row to the accumulators. With
+// siblings a warp owns `rows` tiles of each weight, and its accumulators
+// hold each weight's in turn.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
@@ -38,21 +40,23 @@ emit::createMmaEmitter(OpBuilder &b, ContractOp op, StringRef name,
 }
 
 void MmaEmitter::emitBody() {
-  int64_t R = s.rows, mt = s.mtile / kMmaColsPerTile;
+  // Weight tiles per warp: `rows` of each weight, weight by weight.
+  int64_t R = s.rows * c.weights, mt = s.mtile / kMmaColsPerTile;
   int64_t span = s.vec; // K elements per lane and step
   int64_t chunk = geo.chunk, chunks = K() / chunk;
   bool f16 = aElem.isF16();
   Value gi = g.lshr(lane, g.c32(2)), ti = g.band(lane, g.c32(3));
   Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)),
-                   g.mul(wn, g.c32(kMmaRowsPerTile * R)));
+                   g.mul(wn, g.c32(kMmaRowsPerTile * s.rows)));
   // Weight rows g and g + 8 of each tile, activation row g of each tile.
   SmallVector<Value> wRow, wN; // [r * 2 + half]
   for (int64_t r = 0; r < R; ++r)
     for (int64_t h = 0; h < 2; ++h) {
-      Value n = g.add(n0, g.add(gi, g.c32(16 * r + 8 * h)));
+      Value n = g.add(n0, g.add(gi, g.c32(16 * (r % s.rows) + 8 * h)));
       Value nr = g.umin(n, g.c32(N() - 1));
       wN.push_back(nr);
-      wRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
+      wRow.push_back(g.gep(weights[r / s.rows],
+                           g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
     }
   int64_t piece = bInputPiece(span);
   SmallVector<Value> xRow, xRowIdx, xValid;

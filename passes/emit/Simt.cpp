@@ -17,7 +17,10 @@
 //   - lanes reduce with butterfly shuffles; warps splitting K meet in shared
 //     memory; blocks splitting K add into a zeroed f32 workspace and the last
 //     block to arrive runs the epilogue and re-zeroes it;
-//   - the epilogue runs on one lane per output and stores the result.
+//   - the epilogue runs on one lane per output and stores the result;
+//   - with siblings (more weights of the same activations) a warp owns its
+//     `rows` outputs' rows of every weight, and each output's epilogue gets
+//     one sum per weight.
 // Weight stored [K, N] (the matmul layout): each thread owns `rows` vectors
 // of `vec` bytes along N and walks K; no shuffles.
 //
@@ -82,14 +85,19 @@ emit::createSimtEmitter(OpBuilder &b, ContractOp op, StringRef name,
 void SimtEmitter::emitNK() {
   int64_t epl = geo.elemsPerLoad, chunk = geo.chunk;
   int64_t chunks = K() / chunk, tailStart = chunks * chunk;
-  int64_t rows = s.rows, mt = s.mtile;
-  Value n0 = g.add(g.mul(bx, g.c32(geo.colsPerBlock)), g.mul(wn, g.c32(rows)));
+  // The warp's weight rows: its `rows` outputs' rows of each weight, weight
+  // by weight (row h * outRows + r of weight h's output r); below, `rows`
+  // counts them all.
+  int64_t outRows = s.rows, rows = outRows * c.weights, mt = s.mtile;
+  Value n0 =
+      g.add(g.mul(bx, g.c32(geo.colsPerBlock)), g.mul(wn, g.c32(outRows)));
   SmallVector<Value> bRow, bN, aRow, aRowIdx;
-  for (int64_t r = 0; r < rows; ++r) {
-    Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
-    bN.push_back(nr);
-    bRow.push_back(g.gep(B, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
-  }
+  for (Value w : weights)
+    for (int64_t r = 0; r < outRows; ++r) {
+      Value nr = g.umin(g.add(n0, g.c32(r)), g.c32(N() - 1));
+      bN.push_back(nr);
+      bRow.push_back(g.gep(w, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
+    }
   for (int64_t i = 0; i < mt; ++i) {
     aRowIdx.push_back(clampedRow(i));
     aRow.push_back(aBase(aRowIdx.back()));
@@ -153,40 +161,53 @@ void SimtEmitter::emitNK() {
     }
   }
 
+  // Sum t = i * rows + row (every lane has it after the butterfly).
+  int64_t sumsPerWarp = mt * rows;
   SmallVector<Value> total;
-  for (int64_t j = 0; j < mt * rows; ++j)
-    total.push_back(warpSum(g.fadd(acc[2 * j], acc[2 * j + 1])));
+  for (int64_t t = 0; t < sumsPerWarp; ++t)
+    total.push_back(warpSum(g.fadd(acc[2 * t], acc[2 * t + 1])));
 
-  // Output j = i * rows + r belongs to lane j % 32 of the K-piece-0 warp.
-  auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / rows)); };
-  auto nOf = [&](int64_t j) { return g.add(n0, g.c32(j % rows)); };
+  // Output j = i * outRows + r belongs to lane j % 32 of the K-piece-0
+  // warp; its sum of weight h is sum sumOf(j, h).
+  auto mOf = [&](int64_t j) { return g.add(m0, g.c32(j / outRows)); };
+  auto nOf = [&](int64_t j) { return g.add(n0, g.c32(j % outRows)); };
+  auto sumOf = [&](int64_t j, int64_t h) {
+    return j / outRows * rows + h * outRows + j % outRows;
+  };
   auto isOwnerLane = [&](int64_t j) {
     return g.cmp(Pred::eq, lane, g.c32(j % 32));
   };
-  int64_t outs = mt * rows;
+  int64_t outs = mt * outRows;
   if (s.kwarps == 1) {
     for (int64_t j = 0; j < outs; ++j)
-      g.ifThen(isOwnerLane(j), [&] { deliver(mOf(j), nOf(j), total[j]); });
+      g.ifThen(isOwnerLane(j), [&] {
+        SmallVector<Value> sums;
+        for (int64_t h = 0; h < c.weights; ++h)
+          sums.push_back(total[sumOf(j, h)]);
+        deliver(mOf(j), nOf(j), sums);
+      });
   } else {
     Value red = sharedArray("red", g.f32, geo.reduceFloats);
-    for (int64_t j = 0; j < outs; ++j)
-      g.ifThen(isOwnerLane(j), [&] {
-        Value idx =
-            g.add(g.mul(g.add(g.mul(wk, g.c32(geo.warpsN)), wn), g.c32(outs)),
-                  g.c32(j));
-        g.store(total[j], sharedElem(red, idx, 4), 4);
-      });
+    auto slot = [&](Value w, int64_t t) {
+      Value idx = g.add(
+          g.mul(g.add(g.mul(w, g.c32(geo.warpsN)), wn), g.c32(sumsPerWarp)),
+          g.c32(t));
+      return sharedElem(red, idx, 4);
+    };
+    for (int64_t t = 0; t < sumsPerWarp; ++t)
+      g.ifThen(isOwnerLane(t), [&] { g.store(total[t], slot(wk, t), 4); });
     g.barrier();
     Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
     for (int64_t j = 0; j < outs; ++j)
       g.ifThen(g.andi(firstPiece, isOwnerLane(j)), [&] {
-        Value sum = g.cf32(0);
-        for (int64_t w = 0; w < s.kwarps; ++w) {
-          Value idx = g.add(
-              g.mul(g.add(g.c32(w * geo.warpsN), wn), g.c32(outs)), g.c32(j));
-          sum = g.fadd(sum, g.load(g.f32, sharedElem(red, idx, 4), 4));
+        SmallVector<Value> sums;
+        for (int64_t h = 0; h < c.weights; ++h) {
+          Value sum = g.cf32(0);
+          for (int64_t w = 0; w < s.kwarps; ++w)
+            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), sumOf(j, h)), 4));
+          sums.push_back(sum);
         }
-        deliver(mOf(j), nOf(j), sum);
+        deliver(mOf(j), nOf(j), sums);
       });
   }
   Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));

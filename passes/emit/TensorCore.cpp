@@ -86,9 +86,10 @@ void TensorCoreEmitter::deliverMma(ArrayRef<Value> acc, int64_t slice,
                                    Value warpInSlice, Value mWarp, Value nWarp,
                                    int64_t mt) {
   int64_t count = acc.size();
-  // Column 2 r + h: weight row g (+ 8 if h) of 16-row tile r.
+  // Column 2 r + h: weight row g (+ 8 if h) of 16-row tile r (of the first
+  // weight; each sibling's tile r has the same outputs).
   SmallVector<Value> cols;
-  for (int64_t r = 0; r < count / (4 * mt); ++r)
+  for (int64_t r = 0; r < count / c.weights / (4 * mt); ++r)
     for (int64_t h = 0; h < 2; ++h)
       cols.push_back(mmaOutputN(nWarp, r * mt * 4 + 2 * h, mt));
   auto nOf = [&](int64_t j) { return cols[2 * (j / (4 * mt)) + (j % 4 >= 2)]; };

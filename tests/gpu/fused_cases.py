@@ -4,9 +4,10 @@ statistic is a kernel.reduce (RMSNorm as gpt-fast and Hugging Face write it,
 LayerNorm with its mean subtracted, a K that is not a multiple of the vector
 width, several reduce schedules), and the feed-forward half of a Llama block
 (examples/decoder_ffn.graph at a smaller size): the norm, gate and up
-projections with SwiGLU in the up projection's epilogue, the down projection
+projections with SwiGLU (one contraction over both weights where they start
+on simt or mma, else in the up projection's epilogue), the down projection
 with the residual in its epilogue; int8 and int4 weights; M in {1, 3, 16,
-64, 200, 512}, bf16 and f16. A module of gpu_tests.py, whose cases() ends
+64, 200, 512}, bf16 and f16; gate and up alone on each sibling path. A module of gpu_tests.py, whose cases() ends
 with fused_cases().
 """
 
@@ -67,6 +68,49 @@ def ffn_graph(name, m, d, h, act, weight="i8", group=128):
     return graph(name, params, f"{act}[{m}, {d}]", body, "out")
 
 
+def swiglu_graph(name, m, k, n, act, weight="i8"):
+    """Gate and up projections of the same activations with SwiGLU, which
+    mtc joins as one contraction over both weights (siblings) where each
+    starts on simt or mma: int8 weights with per-row scales, or weights in
+    the activations' type."""
+    params = [f"x: {act}[{m}, {k}]"]
+    body = []
+    for w in ["w1", "w3"]:
+        if weight == "i8":
+            params += [f"{w}: i8[{n}, {k}]", f"s{w}: {act}[{n}]"]
+            body += [f"{w}f = convert({w}, {act})", f"{w}y = linear(x, {w}f)",
+                     f"{w}o = mul({w}y, s{w})"]
+        else:
+            params.append(f"{w}: {act}[{n}, {k}]")
+            body.append(f"{w}o = linear(x, {w})")
+    body += ["sg = silu(w1o)", "a = mul(sg, w3o)"]
+    return graph(name, params, f"{act}[{m}, {n}]", body, "a")
+
+
+def sibling_cases():
+    """Siblings on each path of the simt and mma emitters: the heuristic's
+    schedules at M = 1 (simt), 3 and 8 (mma), and forced ones: simt with two
+    outputs per warp and four warps on K, two M rows, a K tail (1000); mma
+    with two tiles per warp, warps on K, 16 rows of M; an N that is not a
+    multiple of a block's columns (2800)."""
+    cs = []
+    for act in ["bf16", "f16"]:
+        for m in [1, 3, 8]:
+            nm = f"fused_siblings_{act}_m{m}_1024x2816"
+            cs.append((nm, swiglu_graph(nm, m, 1024, 2816, act), []))
+    nm = "fused_siblings_bf16w_m2_1024x2816"
+    cs.append((nm, swiglu_graph(nm, 2, 1024, 2816, "bf16", "bf16"), []))
+    for tag, m, k, n, sched in [
+            ("simt_r2_kw4", 1, 4096, 2816, "simt w4 r2 kw4 v16 u2 mt1 sk1"),
+            ("simt_mt2_tail", 2, 1000, 2800, "simt w4 r1 kw2 v8 u2 mt2 sk1"),
+            ("mma_r2_kw2", 5, 1024, 2800, "mma w8 r2 kw2 v16 u2 mt8 sk1"),
+            ("mma_mt16", 13, 1024, 2816, "mma w4 r1 kw4 v16 u2 mt16 sk1")]:
+        nm = f"fused_siblings_sched_{tag}_m{m}_{k}x{n}"
+        cs.append((nm, swiglu_graph(nm, m, k, n, "bf16"),
+                   ["--schedule", f"0={sched}"]))
+    return cs
+
+
 def fused_cases(quick):
     """The fused section: (name, graph text, [mtc flags]), names fused_*."""
     cs = []
@@ -103,4 +147,4 @@ def fused_cases(quick):
         nm = f"fused_rmsnorm_sched_{tag}_m{m}_{k}"
         cs.append((nm, norm_graph(nm, m, k, "bf16", "rms"),
                    ["--schedule", f"0={s}"]))
-    return cs
+    return cs + sibling_cases()

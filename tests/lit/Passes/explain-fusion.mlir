@@ -6,8 +6,8 @@
 
 // A Llama feed-forward half at M = 8: the norm's statistic is broadcast by
 // its scaling; the scaling is no prologue of the projections, which start on
-// mma; gate's result is read by up's epilogue (no horizontal fusion); the
-// SwiGLU product is the next contraction's operand.
+// mma; gate and up join as one contraction over both weights (horizontal
+// fusion); the SwiGLU product is the next contraction's operand.
 graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>, %s1: tensor<96xbf16>, %w3: tensor<96x64xi8>, %s3: tensor<96xbf16>, %w2: tensor<64x96xi8>, %s2: tensor<64xbf16>) -> tensor<8x64xbf16> {
   %xf = graph.convert %x : tensor<8x64xbf16> -> tensor<8x64xf32>
   %sq = graph.mul %xf, %xf : tensor<8x64xf32>, tensor<8x64xf32> -> tensor<8x64xf32>
@@ -19,25 +19,22 @@ graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8
   %r = graph.rsqrt %e : tensor<8x1xf32> -> tensor<8x1xf32>
   %nf = graph.mul %xf, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
   %nb = graph.convert %nf : tensor<8x64xf32> -> tensor<8x64xbf16>
-  // expected-remark@+3 {{kernel 1 (elementwise) computes 4 nodes: xf, nf, nb, n}}
-  // expected-remark@+2 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 1 and read by kernel 2: no activation prologue: the contraction starts on a tensor-core kind, where a prologue costs more than the kernel it replaces}}
-  // expected-remark@+1 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 1 and read by kernel 3: no activation prologue}}
+  // expected-remark@+2 {{kernel 1 (elementwise) computes 4 nodes: xf, nf, nb, n}}
+  // expected-remark@+1 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 1 and read by kernel 2: no activation prologue: the contraction starts on a tensor-core kind, where a prologue costs more than the kernel it replaces}}
   %n = graph.mul %nb, %g : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
   %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
-  // expected-remark@+2 {{kernel 2 (contract) computes 2 nodes: w1f, g0}}
-  // expected-remark@+1 {{'g0' ([8, 96] bf16, 1536 B) is written by kernel 2 and read by kernel 3: another contraction of the same activations reads it in its epilogue: joining two contractions into one kernel (horizontal fusion) is not done yet}}
   %g0 = graph.linear %n, %w1f : tensor<8x64xbf16>, tensor<96x64xbf16> -> tensor<8x96xbf16>
   %gs = graph.mul %g0, %s1 : tensor<8x96xbf16>, tensor<96xbf16> -> tensor<8x96xbf16>
   %w3f = graph.convert %w3 : tensor<96x64xi8> -> tensor<96x64xbf16>
   %u0 = graph.linear %n, %w3f : tensor<8x64xbf16>, tensor<96x64xbf16> -> tensor<8x96xbf16>
   %u = graph.mul %u0, %s3 : tensor<8x96xbf16>, tensor<96xbf16> -> tensor<8x96xbf16>
   %sg = graph.silu %gs : tensor<8x96xbf16> -> tensor<8x96xbf16>
-  // expected-remark@+2 {{kernel 3 (contract) computes 6 nodes: gs, w3f, u0, u, sg, a; its epilogue reads 3 input(s)}}
-  // expected-remark@+1 {{'a' ([8, 96] bf16, 1536 B) is written by kernel 3 and read by kernel 4: a contraction's result is the operand of the next contraction}}
+  // expected-remark@+2 {{kernel 2 (contract) computes 8 nodes: w1f, g0, gs, w3f, u0, u, sg, a; it reads 2 weights with the same activations (horizontal fusion), one sum per weight into its epilogue; its epilogue reads 2 input(s)}}
+  // expected-remark@+1 {{'a' ([8, 96] bf16, 1536 B) is written by kernel 2 and read by kernel 3: a contraction's result is the operand of the next contraction}}
   %a = graph.mul %sg, %u : tensor<8x96xbf16>, tensor<8x96xbf16> -> tensor<8x96xbf16>
   %w2f = graph.convert %w2 : tensor<64x96xi8> -> tensor<64x96xbf16>
   %d0 = graph.linear %a, %w2f : tensor<8x96xbf16>, tensor<64x96xbf16> -> tensor<8x64xbf16>
-  // expected-remark@+1 {{kernel 4 (contract) computes 3 nodes: w2f, d0, dd; its epilogue reads 1 input(s)}}
+  // expected-remark@+1 {{kernel 3 (contract) computes 3 nodes: w2f, d0, dd; its epilogue reads 1 input(s)}}
   %dd = graph.mul %d0, %s2 : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
   graph.return %dd : tensor<8x64xbf16>
 }

@@ -228,16 +228,15 @@ graph.func @elementwise_only(%a: tensor<4x8xf16>, %b: tensor<8xf16>) -> tensor<4
   graph.return %m : tensor<4x8xf16>
 }
 
-// Two linears sharing x (the SwiGLU gate of examples/mlp_silu.graph): two
-// contractions; silu(gate) * up ends up in the second one's epilogue.
+// Two linears sharing x (the SwiGLU gate of examples/mlp_silu.graph): one
+// contraction over both weights (siblings, fuse-siblings.mlir), with
+// silu(gate) * up in its epilogue.
 
 // CHECK-LABEL: graph.func @shared_activation(
 // CHECK-SAME:    %[[X:.*]]: tensor<1x64xbf16>, %[[W1:.*]]: tensor<32x64xbf16>, %[[W3:.*]]: tensor<32x64xbf16>)
 // CHECK-NOT:     kernel.elementwise
-// CHECK:         %[[GATE:.*]] = kernel.contract %[[X]], %[[W1]]
-// CHECK-NOT:     kernel.elementwise
-// CHECK:         %[[H:.*]] = kernel.contract %[[X]], %[[W3]] epilogue(%[[GATE]] : tensor<1x32xbf16>)
-// CHECK-SAME:      nodes = ["act", "up", "h"]
+// CHECK:         %[[H:.*]] = kernel.contract %[[X]], %[[W1]] siblings(%[[W3]] : tensor<32x64xbf16>)
+// CHECK-SAME:      nodes = ["gate", "act", "up", "h"]
 // CHECK:           math.exp
 // CHECK:           arith.mulf
 // CHECK-NOT:     kernel.elementwise

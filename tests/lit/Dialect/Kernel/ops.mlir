@@ -382,3 +382,28 @@ graph.func @prologue(%x: tensor<2x64xbf16>, %w: tensor<32x64xi8>, %g: tensor<64x
   }
   graph.return %y : tensor<2x32xbf16>
 }
+
+// kernel.contract with a sibling (horizontal fusion): one sum per weight
+// into the epilogue, named acc0 and acc1.
+
+// CHECK-LABEL: graph.func @siblings(
+// CHECK:         %y = kernel.contract %{{.*}}, %{{.*}} siblings(%{{.*}} : tensor<32x64xi8>) epilogue(%{{.*}} : tensor<32xbf16>)
+// CHECK:         ^bb0(%acc0: f32, %acc1: f32, %e0: bf16):
+#scol = affine_map<(d0, d1) -> (d1)>
+graph.func @siblings(%x: tensor<2x64xbf16>, %w: tensor<32x64xi8>, %v: tensor<32x64xi8>, %s: tensor<32xbf16>) -> tensor<2x32xbf16> {
+  %y = kernel.contract %x, %w siblings(%v : tensor<32x64xi8>) epilogue(%s : tensor<32xbf16>) {epilogue_maps = [#scol], nodes = ["y"], schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 2, splitk = 1>} : tensor<2x64xbf16>, tensor<32x64xi8> -> tensor<2x32xbf16> body {
+  ^bb0(%a: bf16, %b: i8):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.sitofp %b : i8 to f32
+    %2 = arith.mulf %0, %1 : f32
+    kernel.yield %2 : f32
+  } epilogue {
+  ^bb0(%acc0: f32, %acc1: f32, %e0: bf16):
+    %0 = arith.mulf %acc0, %acc1 : f32
+    %1 = arith.extf %e0 : bf16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.truncf %2 : f32 to bf16
+    kernel.yield %3 : bf16
+  }
+  graph.return %y : tensor<2x32xbf16>
+}
