@@ -91,11 +91,11 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // Siblings load a tile of each weight a step: the steps in flight are
   // divided among the weights, so a warp holds the bytes (and registers)
   // of one weight's, and a block may take 128 registers a thread. Left to
-  // itself ptxas kept 4-warp blocks at 72 registers and spilled; at 128
-  // registers with all of one weight's steps of each, it spilled on K =
-  // 1024 (gate and up of Llama-3-8B, and smaller, at M = 3 and 8). The
-  // gate and up of Llama-3-8B at M = 8 took 32.5 us so (two steps of each
-  // weight) against 33.3 with four (bench/results/2026-12-04-siblings).
+  // itself ptxas kept 4-warp blocks at 72 registers and spilled (gate and
+  // up of Llama-3-8B at M = 8); at 128 registers with all of one weight's
+  // steps of each, it spilled on K = 1024 (M = 3 to 8). The cost: gate and
+  // up of Llama-3-8B at M = 8 took 32.4 us so, 31.4 with four steps of
+  // each (bench/results/2026-12-04-siblings, c4).
   if (c.weights > 1) {
     s.unroll = std::max<int64_t>(1, s.unroll / c.weights);
     s.regs = 128;
