@@ -67,6 +67,13 @@ std::string mtc::fusion::siblingBlocker(ContractOp first, ContractOp second) {
   if (second.getA() == v || second.getB() == v ||
       llvm::is_contained(second.getAInputs(), v))
     return "the second contraction reads the first's result as an operand";
+  // The merged epilogue has the first's result at its own output only.
+  for (auto [in, map] :
+       llvm::zip(second.getEpilogueInputs(), mapsOf(second.getEpilogueMaps())))
+    if (in == v && !map.isIdentity())
+      return "the second contraction's epilogue reads the first's result "
+             "at other outputs than its own (a transposed or broadcast "
+             "read)";
   return "";
 }
 

@@ -31,7 +31,7 @@
 
 // Apart: M = 64 starts on the tiled kind; a bf16 beside an int8 weight; a
 // first result with another reader; different activations; int4 weights
-// with group-wise scales.
+// with group-wise scales; a first result read transposed.
 // CHECK-LABEL: graph.func @tiled_m64(
 // CHECK-COUNT-2: kernel.contract
 // CHECK-NOT:     siblings
@@ -42,6 +42,8 @@
 // CHECK-LABEL: graph.func @activations(
 // CHECK-COUNT-2: kernel.contract
 // CHECK-LABEL: graph.func @int4(
+// CHECK-COUNT-2: kernel.contract
+// CHECK-LABEL: graph.func @transposed(
 // CHECK-COUNT-2: kernel.contract
 // CHECK-NOT:     siblings
 
@@ -127,4 +129,16 @@ graph.func @int4(%x: tensor<1x256xbf16>, %w1: tensor<96x256xi4>, %s1: tensor<96x
   // expected-remark@+1 {{kernel 1 (contract) computes 5 nodes: s1r, w1f, w1d, g, a; the weight's side dequantizes with 1 input(s) read per row or group; its epilogue reads 1 input(s)}}
   %a = graph.mul %g, %u : tensor<1x96xbf16>, tensor<1x96xbf16> -> tensor<1x96xbf16>
   graph.return %a : tensor<1x96xbf16>
+}
+graph.func @transposed(%x: tensor<4x64xbf16>, %w1: tensor<4x64xi8>, %w3: tensor<4x64xi8>) -> tensor<4x4xbf16> {
+  %w1f = graph.convert %w1 : tensor<4x64xi8> -> tensor<4x64xbf16>
+  // expected-remark@+2 {{kernel 0 (contract) computes 2 nodes: w1f, g}}
+  // expected-remark@+1 {{'g' ([4, 4] bf16, 32 B) is written by kernel 0 and read by kernel 1: another contraction of the same activations reads it in its epilogue, but they stay two kernels: the second contraction's epilogue reads the first's result at other outputs than its own (a transposed or broadcast read)}}
+  %g = graph.linear %x, %w1f : tensor<4x64xbf16>, tensor<4x64xbf16> -> tensor<4x4xbf16>
+  %gt = graph.transpose %g : tensor<4x4xbf16> -> tensor<4x4xbf16>
+  %w3f = graph.convert %w3 : tensor<4x64xi8> -> tensor<4x64xbf16>
+  %u = graph.linear %x, %w3f : tensor<4x64xbf16>, tensor<4x64xbf16> -> tensor<4x4xbf16>
+  // expected-remark@+1 {{kernel 1 (contract) computes 4 nodes: gt, w3f, u, a; its epilogue reads 1 input(s)}}
+  %a = graph.mul %gt, %u : tensor<4x4xbf16>, tensor<4x4xbf16> -> tensor<4x4xbf16>
+  graph.return %a : tensor<4x4xbf16>
 }
