@@ -37,9 +37,10 @@ std::string mtc::fusion::siblingBlocker(ContractOp first, ContractOp second) {
   if (first.getATransposed() || first.getBTransposed() ||
       second.getATransposed() || second.getBTransposed())
     return "siblings need A [.., K] and weights stored [N, K]";
-  if (!first.getBInputs().empty() || !second.getBInputs().empty())
-    return "a weight dequantized with b inputs (group-wise scales) does not "
-           "join siblings yet";
+  if (first.getBInputs().getTypes() != second.getBInputs().getTypes() ||
+      first.getBMapsAttr() != second.getBMapsAttr())
+    return "their weights' b inputs (group-wise scales and zeros) differ in "
+           "number, type or indexing";
   if (2 + first.getSiblings().size() + second.getSiblings().size() >
       size_t(ContractShape::kMaxWeights))
     return "together they would read more than " +
@@ -114,6 +115,10 @@ struct FuseSiblingContractions : OpRewritePattern<ContractOp> {
     SmallVector<Value> siblings(first.getSiblings());
     siblings.push_back(second.getB());
     llvm::append_range(siblings, second.getSiblings());
+    // Each sibling's b inputs, in the siblings' order.
+    SmallVector<Value> siblingBInputs(first.getSiblingBInputs());
+    llvm::append_range(siblingBInputs, second.getBInputs());
+    llvm::append_range(siblingBInputs, second.getSiblingBInputs());
     unsigned firstSums = 1 + first.getSiblings().size();
     unsigned sums = 1 + siblings.size();
 
@@ -121,8 +126,9 @@ struct FuseSiblingContractions : OpRewritePattern<ContractOp> {
     Location loc = lists.fuseLocs(first, second);
     ContractOp fused = createContract(
         rewriter, loc, second.getType(), second.getA(), first.getB(), false,
-        false, InputList(), ep, lists.pendingNodes(rewriter.getContext()),
-        aInputsOf(second), siblings);
+        false, inputsOf(first.getBInputs(), first.getBMapsAttr()), ep,
+        lists.pendingNodes(rewriter.getContext()), aInputsOf(second), siblings,
+        siblingBInputs);
     lists.mergeNodes(fused, first, second);
     fused.getBody().takeBody(second.getBody());
     {

@@ -39,6 +39,9 @@ static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
 /// registers a thread against the 64 Ki registers of every sm_80 to sm_90
 /// multiprocessor.
 static constexpr int64_t kStreamWarpsPerSM = 32;
+/// The weight bytes a lane of an mma kernel over several weights (siblings)
+/// keeps in flight, at most: int8's stream (four steps of 32 bytes).
+static constexpr int64_t kSiblingLaneBytes = 4 * 32;
 
 /// The heuristic tensor-core start: one 16-row weight tile per warp, all of
 /// M (up to 32 rows) in one block so every weight byte is read once, and
@@ -88,17 +91,24 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // beside it spills (1024 x 2816, M = 16: 28 bytes).
   if (c.aPrologue && s.mtile > kMmaColsPerTile)
     s.unroll = 1;
-  // Siblings load a tile of each weight a step: the steps in flight are
-  // divided among the weights, so a warp holds the bytes (and registers)
-  // of one weight's, and a block may take 128 registers a thread. Left to
-  // itself ptxas kept 4-warp blocks at 72 registers and spilled (gate and
-  // up of Llama-3-8B at M = 8); at 128 registers with all of one weight's
-  // steps of each, it spilled on K = 1024 (M = 3 to 8). The cost: gate and
-  // up of Llama-3-8B at M = 8 took 32.4 us so, 31.4 with four steps of
-  // each (bench/results/2026-12-04-siblings, c4).
+  // Siblings load a tile of each weight a step: a lane keeps at most the
+  // bytes in flight of int8's stream (four steps of 32 bytes) over all the
+  // weights, and a block may take 128 registers a thread. Left to itself
+  // ptxas kept 4-warp blocks at 72 registers and spilled (int8 gate and up
+  // of Llama-3-8B at M = 8); at 128 registers with all four of int8's
+  // steps of each weight, it spilled on K = 1024 (M = 3 to 8). The cost
+  // there: gate and up at M = 8 took 32.4 us with two steps of each, 31.4
+  // with four (bench/results/2026-12-04-siblings, c4). int4's stream, two
+  // steps of 32 bytes, keeps both of each weight: int4 gate and up of
+  // Llama-3-8B at M = 1 took 22.9 us so, 26.1 with one step of each
+  // (bench/results/2026-12-04-int4-siblings). Those bytes hold twice the
+  // k's of int8's, and their conversion the registers: at 128 ptxas
+  // spilled 24 to 68 bytes (K = 1024 to 8192, M = 1 to 8), at 168 none.
   if (c.weights > 1) {
-    s.unroll = std::max<int64_t>(1, s.unroll / c.weights);
-    s.regs = 128;
+    int64_t stepBytes = c.weightBytes(s.vec);
+    s.unroll = std::max<int64_t>(
+        1, std::min(s.unroll, kSiblingLaneBytes / (stepBytes * c.weights)));
+    s.regs = s.unroll * s.vec * c.weights > 128 ? 168 : 128;
   }
   s.splitk = 1;
   int64_t tiles =
@@ -199,6 +209,12 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // rows per warp of f16 weights at M = 40).
   if (dtypeBits(c.b) > 8)
     s.rows = 1;
+  // int4, with its scales and zeros, at 32 weight rows by 64 of M is at
+  // the edge of the register file: left to itself ptxas spilled 28 bytes
+  // at 255 registers (4096 x 14336, M = 128, sm_90); given .maxnreg 255 it
+  // fits in 254.
+  if (c.b == DType::I4 && s.rows == 2 && s.mtile == 64 && s.kwarps == 1)
+    s.regs = 255;
   while (s.vec > 16 && c.k % (4 * s.vec * s.kwarps))
     s.vec /= 2;
   if (c.k % (4 * s.vec * s.kwarps))

@@ -212,10 +212,12 @@ createElementwise(OpBuilder &b, Location loc, Type resultType,
 ContractOp createContract(OpBuilder &b, Location loc, Type resultType, Value a,
                           Value bv, bool aT, bool bT, const InputList &bIn,
                           const InputList &ep, ArrayAttr nodes,
-                          const InputList &aIn, ValueRange siblings) {
+                          const InputList &aIn, ValueRange siblings,
+                          ValueRange siblingBInputs) {
   auto op = ContractOp::create(
       b, loc, resultType, a, bv, bIn.values, ep.values, aIn.values, siblings,
-      aT ? b.getUnitAttr() : UnitAttr(), bT ? b.getUnitAttr() : UnitAttr(),
+      siblingBInputs, aT ? b.getUnitAttr() : UnitAttr(),
+      bT ? b.getUnitAttr() : UnitAttr(),
       bIn.values.empty() ? ArrayAttr() : mapsAttr(b, bIn.maps),
       aIn.values.empty() ? ArrayAttr() : mapsAttr(b, aIn.maps),
       mapsAttr(b, ep.maps), nodes, ScheduleAttr());

@@ -66,14 +66,16 @@ kernel::ElementwiseOp createElementwise(
 
 /// A contraction without regions; `bIn` are its b_inputs with their maps
 /// from (n, k), `aIn` its a_inputs with theirs from (m, k), `siblings` the
-/// weights it reads beside `bv` (horizontal fusion).
+/// weights it reads beside `bv` (horizontal fusion) and `siblingBInputs`
+/// their b inputs, sibling by sibling, read through bIn's maps.
 kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::Type resultType, mlir::Value a,
                                   mlir::Value bv, bool aT, bool bT,
                                   const InputList &bIn, const InputList &ep,
                                   mlir::ArrayAttr nodes,
                                   const InputList &aIn = InputList(),
-                                  mlir::ValueRange siblings = {});
+                                  mlir::ValueRange siblings = {},
+                                  mlir::ValueRange siblingBInputs = {});
 /// A row reduction without regions over [..., extent]: `inputs` with their
 /// maps from that space, `ep` from the result's.
 kernel::ReduceOp createReduce(mlir::OpBuilder &b, mlir::Location loc,

@@ -196,6 +196,13 @@ SmallVector<Operation *> ContractOp::getBOps() {
   return succeeded(ops) ? *ops : SmallVector<Operation *>{};
 }
 
+OperandRange ContractOp::getWeightBInputs(unsigned w) {
+  if (w == 0)
+    return getBInputs();
+  unsigned n = getBInputs().size();
+  return getSiblingBInputs().slice((w - 1) * n, n);
+}
+
 int64_t ContractOp::getGroupSize() {
   std::optional<ArrayAttr> maps = getBMaps();
   if (getBInputs().empty() || !maps)
@@ -259,10 +266,21 @@ LogicalResult ContractOp::verify() {
       return emitOpError("sibling #")
              << i << " must have operand b's type " << getB().getType()
              << ", got " << v.getType();
-    if (getBTransposed() || !getBInputs().empty())
-      return emitOpError("siblings need a weight stored [N, K] without "
-                         "b_inputs");
+    if (getBTransposed())
+      return emitOpError("siblings need a weight stored [N, K]");
   }
+  // Each sibling's own b inputs, typed as B's.
+  size_t numB = getBInputs().size();
+  if (getSiblingBInputs().size() != getSiblings().size() * numB)
+    return emitOpError("has ")
+           << getSiblings().size() << " siblings and " << numB
+           << " b inputs, so needs " << getSiblings().size() * numB
+           << " sibling_b_inputs, got " << getSiblingBInputs().size();
+  for (auto [i, v] : llvm::enumerate(getSiblingBInputs()))
+    if (v.getType() != getBInputs()[i % numB].getType())
+      return emitOpError("sibling_b_input #")
+             << i << " must have b input #" << i % numB << "'s type "
+             << getBInputs()[i % numB].getType() << ", got " << v.getType();
   ArrayAttr maps = getEpilogueMaps();
   if (maps.size() != getEpilogueInputs().size())
     return emitOpError("has ")

@@ -187,8 +187,11 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
 
     so the intermediate results of all but the last contraction are never
     written (`silu(acc_B * s1) * (acc_S0 * s3)`). Siblings need a weight
-    stored [N, K] without b_inputs, and run on the kinds that hold their
-    sums in registers (simt, mma) without split-K.
+    stored [N, K], and run on the kinds that hold their sums in registers
+    (simt, mma) without split-K. Where the body reads b_inputs (an int4
+    weight's group-wise scales and zeros), each sibling has its own, of the
+    same types, read through the same b_maps: `sibling_b_inputs` holds them
+    sibling by sibling (`S0`'s b_inputs, then `S1`'s, ...).
   }];
   let arguments = (ins
     AnyRankedTensor:$a,
@@ -197,6 +200,7 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     Variadic<AnyRankedTensor>:$epilogue_inputs,
     Variadic<AnyRankedTensor>:$a_inputs,
     Variadic<AnyRankedTensor>:$siblings,
+    Variadic<AnyRankedTensor>:$sibling_b_inputs,
     UnitAttr:$a_transposed,
     UnitAttr:$b_transposed,
     OptionalAttr<AffineMapArrayAttr>:$b_maps,
@@ -209,6 +213,7 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
   let assemblyFormat = [{
     $a `,` $b (`b_inputs` `(` $b_inputs^ `:` type($b_inputs) `)`)?
     (`siblings` `(` $siblings^ `:` type($siblings) `)`)?
+    (`sibling_b_inputs` `(` $sibling_b_inputs^ `:` type($sibling_b_inputs) `)`)?
     (`a_inputs` `(` $a_inputs^ `:` type($a_inputs) `)`)?
     (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
     attr-dict `:` type($a) `,` type($b) `->` type($result)
@@ -234,6 +239,8 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     ::mlir::Value getAPrologueValue();
     /// The prologue's ops, in block order (empty without a_inputs).
     ::llvm::SmallVector<::mlir::Operation *> getAOps();
+    /// The b inputs of weight `w`: B's (w = 0), else sibling w - 1's.
+    ::mlir::OperandRange getWeightBInputs(unsigned w);
     /// The group size G of the b_maps (`d1 floordiv G`), K where they read
     /// per row only, 0 without b_inputs.
     int64_t getGroupSize();

@@ -1,8 +1,8 @@
 //===- Contract.cpp - What the contraction emitters share -----------------===//
 //
 // Every contraction kernel has the parameters A, B, the b inputs, the
-// epilogue inputs, the a inputs, the siblings' weights, the output and (when
-// blocks split K) the workspace. Its threads own outputs
+// epilogue inputs, the a inputs, the siblings' weights and their b inputs,
+// the output and (when blocks split K) the workspace. Its threads own outputs
 // and K pieces as the schedule's kind decides; the kinds deliver each output
 // through the same path: warps that split K add their partial sums in shared
 // memory, blocks that split K add theirs into a zeroed f32 workspace and the
@@ -51,20 +51,25 @@ LogicalResult ContractEmitter::emit() {
   unsigned numEp = op.getEpilogueInputs().size();
   unsigned numA = op.getAInputs().size();
   unsigned numSib = op.getSiblings().size();
-  unsigned numIn = 2 + numB + numEp + numA + numSib;
+  unsigned numIn = 2 + numB + numEp + numA + numSib * (1 + numB);
   unsigned numParams = numIn + 1 + (s.splitk > 1 ? 1 : 0);
   beginKernel(numParams, numIn, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
   B = param(1);
+  BI.resize(1 + numSib);
   for (unsigned j = 0; j < numB; ++j)
-    BI.push_back(param(2 + j));
+    BI[0].push_back(param(2 + j));
   for (unsigned j = 0; j < numEp; ++j)
     E.push_back(param(2 + numB + j));
   for (unsigned j = 0; j < numA; ++j)
     AI.push_back(param(2 + numB + numEp + j));
   weights.push_back(B);
-  for (unsigned j = 0; j < numSib; ++j)
-    weights.push_back(param(2 + numB + numEp + numA + j));
+  unsigned firstSib = 2 + numB + numEp + numA;
+  for (unsigned j = 0; j < numSib; ++j) {
+    weights.push_back(param(firstSib + j));
+    for (unsigned i = 0; i < numB; ++i)
+      BI[1 + j].push_back(param(firstSib + numSib + j * numB + i));
+  }
   Out = param(numIn);
   if (s.splitk > 1)
     WS = param(numIn + 1);

@@ -57,12 +57,14 @@ protected:
   unsigned ea, eb, eo;
   llvm::SmallVector<mlir::Operation *> aChain, bChain;
   /// Parameters: A, B, the b inputs, the epilogue inputs, the a inputs,
-  /// the siblings' weights, the output, the workspace.
+  /// the siblings' weights, the siblings' b inputs, the output, the
+  /// workspace.
   mlir::Value A, B, Out, WS;
-  llvm::SmallVector<mlir::Value> BI, E, AI;
+  llvm::SmallVector<mlir::Value> E, AI;
   /// B, then each sibling's weight (c.weights of them): every output has
-  /// one sum per weight, in this order.
+  /// one sum per weight, in this order; BI[w] are weight w's b inputs.
   llvm::SmallVector<mlir::Value> weights;
+  llvm::SmallVector<llvm::SmallVector<mlir::Value>> BI;
   /// The activations' prologue (a_inputs): its ops in block order, and the
   /// value of A's element type they compute (the A chain converts it).
   llvm::SmallVector<mlir::Operation *> aOps;
@@ -155,21 +157,23 @@ protected:
 
   /// Byte offset (i64) of weight element k (i64) from the start of its row.
   mlir::Value weightOffset(mlir::Value k);
-  /// The b inputs' values for weight row `n` (i32, in range) and the group
-  /// holding k (i64): with `asPairs` each value in both halves of an i32
-  /// (for dequantPair), else as its element type (for dequantScalar).
+  /// The b inputs' values for row `n` (i32, in range) of weight `w` (0: B)
+  /// and the group holding k (i64): with `asPairs` each value in both
+  /// halves of an i32 (for dequantPair), else as its element type (for
+  /// dequantScalar).
   llvm::SmallVector<mlir::Value> loadBInputs(mlir::Value n, mlir::Value k,
-                                             bool asPairs);
+                                             bool asPairs, unsigned w = 0);
   /// The k's of a lane's `span` consecutive weight elements that one set of
   /// b inputs covers: a group, or the whole span where it lies in one
   /// (checkSchedule: the span and the group size divide one another).
   int64_t bInputPiece(int64_t span) const {
     return c.group ? std::min(span, c.group) : span;
   }
-  /// loadBInputs for weight row `n` and each piece (bInputPiece) of the
-  /// `span` k's from k (i64), in order; empty without b inputs.
+  /// loadBInputs for row `n` of weight `w` and each piece (bInputPiece) of
+  /// the `span` k's from k (i64), in order; empty without b inputs.
   llvm::SmallVector<llvm::SmallVector<mlir::Value>>
-  loadBInputSpan(mlir::Value n, mlir::Value k, int64_t span, bool asPairs);
+  loadBInputSpan(mlir::Value n, mlir::Value k, int64_t span, bool asPairs,
+                 unsigned w = 0);
   /// Pair p of the integer weight elements in `word`, converted to A's
   /// 16-bit type, low half first; exact, without cvt. int8: bytes 2 p and
   /// 2 p + 1; i4: elements p and p + 4 (nibbles; Dequant.cpp says why).

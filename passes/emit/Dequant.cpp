@@ -41,8 +41,8 @@ Value ContractEmitter::weightOffset(Value k) {
   return g.mul(k, g.c64(eb));
 }
 
-SmallVector<Value> ContractEmitter::loadBInputs(Value n, Value k,
-                                                bool asPairs) {
+SmallVector<Value> ContractEmitter::loadBInputs(Value n, Value k, bool asPairs,
+                                                unsigned w) {
   SmallVector<Value> out;
   for (auto [j, in] : llvm::enumerate(op.getBInputs())) {
     auto type = cast<RankedTensorType>(in.getType());
@@ -58,7 +58,7 @@ SmallVector<Value> ContractEmitter::loadBInputs(Value n, Value k,
     }
     Type t = type.getElementType();
     unsigned bytes = bytesOf(t);
-    Value ptr = g.gep(BI[j], g.mul(off, g.c64(bytes)));
+    Value ptr = g.gep(BI[w][j], g.mul(off, g.c64(bytes)));
     if (!asPairs) {
       out.push_back(g.load(t, ptr, bytes, true));
       continue;
@@ -71,13 +71,14 @@ SmallVector<Value> ContractEmitter::loadBInputs(Value n, Value k,
 }
 
 SmallVector<SmallVector<Value>>
-ContractEmitter::loadBInputSpan(Value n, Value k, int64_t span, bool asPairs) {
+ContractEmitter::loadBInputSpan(Value n, Value k, int64_t span, bool asPairs,
+                                unsigned w) {
   SmallVector<SmallVector<Value>> pieces;
   if (op.getBInputs().empty())
     return pieces;
   int64_t piece = bInputPiece(span);
   for (int64_t q = 0; q < span / piece; ++q)
-    pieces.push_back(loadBInputs(n, g.add(k, g.c64(q * piece)), asPairs));
+    pieces.push_back(loadBInputs(n, g.add(k, g.c64(q * piece)), asPairs, w));
   return pieces;
 }
 

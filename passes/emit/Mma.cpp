@@ -90,16 +90,18 @@ void MmaEmitter::emitBody() {
     SmallVector<Value> kOff(n);
     for (int64_t u = 0; u < n; ++u) {
       kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
-      for (auto [row, nr] : llvm::zip(wRow, wN)) {
+      for (auto [i, row, nr] : llvm::enumerate(wRow, wN)) {
         wraw[u].push_back(
             loadStream(g.gep(row, weightOffset(kOff[u])), c.weightBytes(span)));
+        // Entry i is row half i % 2 of tile i / 2, of weight i / 2 / rows.
+        unsigned w = unsigned(i / 2 / s.rows);
         if (factors) {
           win[u].emplace_back();
           fin[u].push_back(
-              llvm::map_to_vector(loadBInputs(nr, kOff[u], false),
+              llvm::map_to_vector(loadBInputs(nr, kOff[u], false, w),
                                   [&](Value v) { return toF32(v); }));
         } else {
-          win[u].push_back(loadBInputSpan(nr, kOff[u], span, true));
+          win[u].push_back(loadBInputSpan(nr, kOff[u], span, true, w));
         }
       }
     }

@@ -54,12 +54,13 @@ private:
   /// `count` consecutive A elements of row `row` (i32; its pointer `base`)
   /// from element `k` (i64), through the prologue and converted to f32.
   SmallVector<Value> aValues(Value base, Value row, Value k, int64_t count);
-  /// The `count` weight elements of `raw` (row n, from element k), through
-  /// the body's weight side to f32.
+  /// The `count` elements of `raw` (row n of weight w, from element k),
+  /// through the body's weight side to f32.
   SmallVector<Value> weightValues(const Raw &raw, Value n, Value k,
-                                  int64_t count);
-  /// Weight element k (i64) of the row at `row` (row index n) as an f32.
-  Value weightScalar(Value row, Value n, Value k);
+                                  int64_t count, unsigned w);
+  /// Element k (i64) of the row at `row` (row index n of weight w) as an
+  /// f32.
+  Value weightScalar(Value row, Value n, Value k, unsigned w);
   /// The weight is a float, or an int8 with nothing but its conversion: the
   /// body's chain as the other CUDA-core paths convert it (convertAll).
   bool plainChain() {
@@ -125,7 +126,8 @@ void SimtEmitter::emitNK() {
       for (int64_t i = 0; i < mt; ++i)
         av.push_back(aValues(aRow[i], aRowIdx[i], kBase[u], epl));
       for (int64_t r = 0; r < rows; ++r) {
-        SmallVector<Value> bv = weightValues(braw[u][r], bN[r], kBase[u], epl);
+        SmallVector<Value> bv = weightValues(braw[u][r], bN[r], kBase[u], epl,
+                                             unsigned(r / outRows));
         for (int64_t e = 0; e < epl; ++e)
           for (int64_t i = 0; i < mt; ++i) {
             Value &slot = a[(i * rows + r) * 2 + (e & 1)];
@@ -151,7 +153,7 @@ void SimtEmitter::emitNK() {
       Value valid = g.cmp(Pred::ult, k, g.c64(K()));
       Value kc = g.umin(k, g.c64(K() - 1));
       for (int64_t r = 0; r < rows; ++r) {
-        Value bv = weightScalar(bRow[r], bN[r], kc);
+        Value bv = weightScalar(bRow[r], bN[r], kc, unsigned(r / outRows));
         for (int64_t i = 0; i < mt; ++i) {
           Value av = aScalar(aRow[i], kc, aRowIdx[i]);
           Value &slot = acc[(i * rows + r) * 2 + (t & 1)];
@@ -217,7 +219,7 @@ void SimtEmitter::emitNK() {
 }
 
 SmallVector<Value> SimtEmitter::weightValues(const Raw &raw, Value n, Value k,
-                                             int64_t count) {
+                                             int64_t count, unsigned w) {
   if (plainChain())
     return convertAll(raw, count, bElem, bChain);
   // The b inputs of each group the elements lie in.
@@ -227,7 +229,8 @@ SmallVector<Value> SimtEmitter::weightValues(const Raw &raw, Value n, Value k,
   bool i4 = c.b == DType::I4;
   int64_t perWord = i4 ? 8 : 4, pairSpan = i4 ? 8 : 2;
   bool pairs = weightPairs && count >= pairSpan && piece >= pairSpan;
-  SmallVector<SmallVector<Value>> inputs = loadBInputSpan(n, k, count, pairs);
+  SmallVector<SmallVector<Value>> inputs =
+      loadBInputSpan(n, k, count, pairs, w);
   SmallVector<Value> out(count);
   for (int64_t e = 0; e < count; ++e) {
     // The word holding element e (i4: eight a word; int8: four).
@@ -251,7 +254,7 @@ SmallVector<Value> SimtEmitter::weightValues(const Raw &raw, Value n, Value k,
   return out;
 }
 
-Value SimtEmitter::weightScalar(Value row, Value n, Value k) {
+Value SimtEmitter::weightScalar(Value row, Value n, Value k, unsigned w) {
   if (plainChain()) {
     Value raw = g.load(g.b.getIntegerType(eb * 8),
                        g.gep(row, g.mul(k, g.c64(eb))), eb, true);
@@ -262,7 +265,7 @@ Value SimtEmitter::weightScalar(Value row, Value n, Value k) {
   if (c.b == DType::I4) // the element's nibble, low
     word = g.lshr(word, g.trunc(g.i32, g.shl(g.band(k, g.c64(1)), g.c64(2))));
   return dequantScalar(intScalar(word, 0),
-                       loadBInputs(n, k, /*asPairs=*/false));
+                       loadBInputs(n, k, /*asPairs=*/false, w));
 }
 
 SmallVector<Value> SimtEmitter::aValues(Value base, Value row, Value k,

@@ -68,11 +68,12 @@ def ffn_graph(name, m, d, h, act, weight="i8", group=128):
     return graph(name, params, f"{act}[{m}, {d}]", body, "out")
 
 
-def swiglu_graph(name, m, k, n, act, weight="i8"):
+def swiglu_graph(name, m, k, n, act, weight="i8", group=128):
     """Gate and up projections of the same activations with SwiGLU, which
     mtc joins as one contraction over both weights (siblings) where each
-    starts on simt or mma: int8 weights with per-row scales, or weights in
-    the activations' type."""
+    starts on simt or mma: int8 weights with per-row scales, int4 with
+    group-wise scales and zeros (each weight's own), or weights in the
+    activations' type."""
     params = [f"x: {act}[{m}, {k}]"]
     body = []
     for w in ["w1", "w3"]:
@@ -80,6 +81,14 @@ def swiglu_graph(name, m, k, n, act, weight="i8"):
             params += [f"{w}: i8[{n}, {k}]", f"s{w}: {act}[{n}]"]
             body += [f"{w}f = convert({w}, {act})", f"{w}y = linear(x, {w}f)",
                      f"{w}o = mul({w}y, s{w})"]
+        elif weight == "i4":
+            params += [f"{w}: i4[{n}, {k}]", f"s{w}: {act}[{n}, {k // group}]",
+                       f"z{w}: {act}[{n}, {k // group}]"]
+            body += [f"{w}f = convert({w}, {act})",
+                     f"{w}s = repeat(s{w}, {group})",
+                     f"{w}z = repeat(z{w}, {group})",
+                     f"{w}m = mul({w}f, {w}s)", f"{w}d = add({w}m, {w}z)",
+                     f"{w}o = linear(x, {w}d)"]
         else:
             params.append(f"{w}: {act}[{n}, {k}]")
             body.append(f"{w}o = linear(x, {w})")
@@ -92,7 +101,10 @@ def sibling_cases():
     schedules at M = 1 (simt), 3 and 8 (mma), and forced ones: simt with two
     outputs per warp and four warps on K, two M rows, a K tail (1000); mma
     with two tiles per warp, warps on K, 16 rows of M; an N that is not a
-    multiple of a block's columns (2800)."""
+    multiple of a block's columns (2800). int4 g128 weights, each with its
+    own scales and zeros, at the heuristic's schedules and forced simt (two
+    outputs per warp, two M rows) and mma (two tiles per warp, warps on
+    K)."""
     cs = []
     for act in ["bf16", "f16"]:
         for m in [1, 3, 8]:
@@ -100,13 +112,22 @@ def sibling_cases():
             cs.append((nm, swiglu_graph(nm, m, 1024, 2816, act), []))
     nm = "fused_siblings_bf16w_m2_1024x2816"
     cs.append((nm, swiglu_graph(nm, 2, 1024, 2816, "bf16", "bf16"), []))
+    # int4 g128: each weight's scales and zeros (sibling_b_inputs).
+    for act in ["bf16", "f16"]:
+        for m in [1, 3, 8]:
+            nm = f"fused_siblings_i4_{act}_m{m}_1024x2816"
+            cs.append((nm, swiglu_graph(nm, m, 1024, 2816, act, "i4"), []))
     for tag, m, k, n, sched in [
             ("simt_r2_kw4", 1, 4096, 2816, "simt w4 r2 kw4 v16 u2 mt1 sk1"),
             ("simt_mt2_tail", 2, 1000, 2800, "simt w4 r1 kw2 v8 u2 mt2 sk1"),
             ("mma_r2_kw2", 5, 1024, 2800, "mma w8 r2 kw2 v16 u2 mt8 sk1"),
-            ("mma_mt16", 13, 1024, 2816, "mma w4 r1 kw4 v16 u2 mt16 sk1")]:
+            ("mma_mt16", 13, 1024, 2816, "mma w4 r1 kw4 v16 u2 mt16 sk1"),
+            ("i4_simt", 1, 1024, 2816, "simt w4 r2 kw2 v8 u2 mt1 sk1"),
+            ("i4_simt_mt2", 2, 1024, 2800, "simt w4 r1 kw1 v16 u2 mt2 sk1"),
+            ("i4_mma_r2_kw2", 5, 1024, 2800, "mma w4 r2 kw2 v32 u2 mt8 sk1")]:
         nm = f"fused_siblings_sched_{tag}_m{m}_{k}x{n}"
-        cs.append((nm, swiglu_graph(nm, m, k, n, "bf16"),
+        weight = "i4" if tag.startswith("i4") else "i8"
+        cs.append((nm, swiglu_graph(nm, m, k, n, "bf16", weight),
                    ["--schedule", f"0={sched}"]))
     return cs
 

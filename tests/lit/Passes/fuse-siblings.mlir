@@ -31,7 +31,8 @@
 
 // Apart: M = 64 starts on the tiled kind; a bf16 beside an int8 weight; a
 // first result with another reader; different activations; int4 weights
-// with group-wise scales; a first result read transposed.
+// with scales in groups of different sizes; a first result read
+// transposed.
 // CHECK-LABEL: graph.func @tiled_m64(
 // CHECK-COUNT-2: kernel.contract
 // CHECK-NOT:     siblings
@@ -41,7 +42,14 @@
 // CHECK-COUNT-2: kernel.contract
 // CHECK-LABEL: graph.func @activations(
 // CHECK-COUNT-2: kernel.contract
+// int4 weights with group-wise scales join: each sibling's scales come in
+// sibling_b_inputs, read through the same b_maps.
 // CHECK-LABEL: graph.func @int4(
+// CHECK:         kernel.contract %x, %w3 b_inputs(%s3 : tensor<96x2xbf16>) siblings(%w1 : tensor<96x256xi4>) sibling_b_inputs(%s1 : tensor<96x2xbf16>)
+// CHECK-SAME:      b_maps = [#map{{[0-9]*}}]
+// CHECK:         ^bb0(%acc0: f32, %acc1: f32):
+// CHECK-NOT:     kernel.contract
+// CHECK-LABEL: graph.func @int4_groups(
 // CHECK-COUNT-2: kernel.contract
 // CHECK-LABEL: graph.func @transposed(
 // CHECK-COUNT-2: kernel.contract
@@ -123,8 +131,21 @@ graph.func @int4(%x: tensor<1x256xbf16>, %w1: tensor<96x256xi4>, %s1: tensor<96x
   %w3f = graph.convert %w3 : tensor<96x256xi4> -> tensor<96x256xbf16>
   %s3r = graph.repeat %s3 {group = 128 : i64} : tensor<96x2xbf16> -> tensor<96x256xbf16>
   %w3d = graph.mul %w3f, %s3r : tensor<96x256xbf16>, tensor<96x256xbf16> -> tensor<96x256xbf16>
+  %u = graph.linear %x, %w3d : tensor<1x256xbf16>, tensor<96x256xbf16> -> tensor<1x96xbf16>
+  // expected-remark@+1 {{kernel 0 (contract) computes 9 nodes: s3r, w3f, w3d, u, s1r, w1f, w1d, g, a; it reads 2 weights with the same activations (horizontal fusion), one sum per weight into its epilogue; the weight's side dequantizes with 1 input(s) read per row or group}}
+  %a = graph.mul %g, %u : tensor<1x96xbf16>, tensor<1x96xbf16> -> tensor<1x96xbf16>
+  graph.return %a : tensor<1x96xbf16>
+}
+graph.func @int4_groups(%x: tensor<1x256xbf16>, %w1: tensor<96x256xi4>, %s1: tensor<96x2xbf16>, %w3: tensor<96x256xi4>, %s3: tensor<96x4xbf16>) -> tensor<1x96xbf16> {
+  %w1f = graph.convert %w1 : tensor<96x256xi4> -> tensor<96x256xbf16>
+  %s1r = graph.repeat %s1 {group = 128 : i64} : tensor<96x2xbf16> -> tensor<96x256xbf16>
+  %w1d = graph.mul %w1f, %s1r : tensor<96x256xbf16>, tensor<96x256xbf16> -> tensor<96x256xbf16>
+  %g = graph.linear %x, %w1d : tensor<1x256xbf16>, tensor<96x256xbf16> -> tensor<1x96xbf16>
+  %w3f = graph.convert %w3 : tensor<96x256xi4> -> tensor<96x256xbf16>
+  %s3r = graph.repeat %s3 {group = 64 : i64} : tensor<96x4xbf16> -> tensor<96x256xbf16>
+  %w3d = graph.mul %w3f, %s3r : tensor<96x256xbf16>, tensor<96x256xbf16> -> tensor<96x256xbf16>
   // expected-remark@+2 {{kernel 0 (contract) computes 4 nodes: s3r, w3f, w3d, u; the weight's side dequantizes with 1 input(s) read per row or group}}
-  // expected-remark@+1 {{'u' ([1, 96] bf16, 192 B) is written by kernel 0 and read by kernel 1: another contraction of the same activations reads it in its epilogue, but they stay two kernels: a weight dequantized with b inputs (group-wise scales) does not join siblings yet}}
+  // expected-remark@+1 {{'u' ([1, 96] bf16, 192 B) is written by kernel 0 and read by kernel 1: another contraction of the same activations reads it in its epilogue, but they stay two kernels: their weights' b inputs (group-wise scales and zeros) differ in number, type or indexing}}
   %u = graph.linear %x, %w3d : tensor<1x256xbf16>, tensor<96x256xbf16> -> tensor<1x96xbf16>
   // expected-remark@+1 {{kernel 1 (contract) computes 5 nodes: s1r, w1f, w1d, g, a; the weight's side dequantizes with 1 input(s) read per row or group; its epilogue reads 1 input(s)}}
   %a = graph.mul %g, %u : tensor<1x96xbf16>, tensor<1x96xbf16> -> tensor<1x96xbf16>

@@ -407,3 +407,29 @@ graph.func @siblings(%x: tensor<2x64xbf16>, %w: tensor<32x64xi8>, %v: tensor<32x
   }
   graph.return %y : tensor<2x32xbf16>
 }
+
+// kernel.contract over two int4 weights, each with its own group-wise
+// scales (sibling_b_inputs).
+
+// CHECK-LABEL: graph.func @siblings_int4(
+// CHECK:         %y = kernel.contract %{{.*}}, %{{.*}} b_inputs(%{{.*}} : tensor<32x2xbf16>) siblings(%{{.*}} : tensor<32x256xi4>) sibling_b_inputs(%{{.*}} : tensor<32x2xbf16>)
+// CHECK:         ^bb0(%a: bf16, %b: i4, %w0: bf16):
+// CHECK:         ^bb0(%acc0: f32, %acc1: f32):
+#sgrp = affine_map<(d0, d1) -> (d0, d1 floordiv 128)>
+graph.func @siblings_int4(%x: tensor<2x256xbf16>, %w: tensor<32x256xi4>, %s: tensor<32x2xbf16>, %v: tensor<32x256xi4>, %t: tensor<32x2xbf16>) -> tensor<2x32xbf16> {
+  %y = kernel.contract %x, %w b_inputs(%s : tensor<32x2xbf16>) siblings(%v : tensor<32x256xi4>) sibling_b_inputs(%t : tensor<32x2xbf16>) {b_maps = [#sgrp], epilogue_maps = [], nodes = ["y"]} : tensor<2x256xbf16>, tensor<32x256xi4> -> tensor<2x32xbf16> body {
+  ^bb0(%a: bf16, %b: i4, %w0: bf16):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.sitofp %b : i4 to bf16
+    %2 = arith.mulf %1, %w0 : bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.mulf %0, %3 : f32
+    kernel.yield %4 : f32
+  } epilogue {
+  ^bb0(%acc0: f32, %acc1: f32):
+    %0 = arith.mulf %acc0, %acc1 : f32
+    %1 = arith.truncf %0 : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %y : tensor<2x32xbf16>
+}
