@@ -21,9 +21,10 @@ Systems, measured in the same process:
              WeightOnlyInt8Linear becomes an mtc WoqLinear sharing its
              tensors; every WeightOnlyInt4Linear an mtc Int4Linear with its
              tensors repacked (mtc's i4 [N, K/2], scales and zeros [N, K/G])
-  mtc-fused  int8 only, last: swap, then mtc.torch.fuse_blocks(model): each
+  mtc-fused  last: swap, then mtc.torch.fuse_blocks(model): each
              TransformerBlock's feed-forward half (RMSNorm, w1/w3, SwiGLU,
-             w2, residual) is one mtc graph (mtc.torch.fused_ffn)
+             w2, residual) is one mtc graph (mtc.torch.fused_ffn, or
+             fused_ffn_int4 over the swapped int4 layers)
 
 int4 on PyTorch >= 2.5: gpt-fast as shipped hands
 aten._convert_weight_to_int4pack an int32 [N, K] tensor, where that op now
@@ -366,10 +367,9 @@ def main():
             ap.error(f"--systems: unknown system '{system}' (gpt-fast, mtc, "
                      f"mtc-fused)")
     if "mtc-fused" in systems_given and (systems_given[-1] != "mtc-fused" or
-                                         args.mode != "int8" or
                                          args.recompile):
         ap.error("--systems: mtc-fused changes the model's blocks: it comes "
-                 "last, with --mode int8 and without --recompile")
+                 "last, without --recompile")
     if args.check_args:
         return
     sys.path.insert(0, str(Path(args.gpt_fast).resolve()))

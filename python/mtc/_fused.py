@@ -1,5 +1,5 @@
-"""The feed-forward half of a decoder block as one mtc graph: ``fused_ffn``
-and ``fuse_blocks`` (re-exported by mtc.torch).
+"""The feed-forward half of a decoder block as one mtc graph: ``fused_ffn``,
+``fused_ffn_int4`` and ``fuse_blocks`` (re-exported by mtc.torch).
 
 ``fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2)`` computes
 
@@ -10,13 +10,17 @@ with each ``w(x)`` gpt-fast's weight-only int8 linear ``F.linear(x,
 w.to(x.dtype)) * s``: the RMSNorm, SwiGLU and residual of a Llama block
 around its three int8 linears, compiled by mtc as one graph (its norm's
 statistic a row reduction, the scaling the projections' prologue at M = 1,
-SwiGLU and the residual in epilogues; examples/decoder_ffn.graph). Row
-counts up to the largest bucket run mtc's kernels; beyond, PyTorch's eager
-formulas. ``fuse_blocks(model)`` routes every gpt-fast ``TransformerBlock``
-whose feed-forward linears are int8 (gpt-fast's or mtc's) through it, and
-the norm and mlp of every Hugging Face Llama-style decoder layer quantized
-by ``quantize_`` (without the residual, which the layer's forward adds:
-``residual=False``).
+gate and up one kernel over both weights, SwiGLU and the residual in
+epilogues; examples/decoder_ffn.graph). ``fused_ffn_int4(h, norm_weight,
+eps, w1, s1, z1, w3, s3, z3, w2, s2, z2, groupsize)`` is the same block
+over int4 linears (woq_int4_linear's: ``F.linear(x, W)`` with W = s *
+scales + zeros per group of ``groupsize`` columns, each step rounded to h's
+dtype). Row counts up to the largest bucket run mtc's kernels; beyond,
+PyTorch's eager formulas. ``fuse_blocks(model)`` routes every gpt-fast
+``TransformerBlock`` whose feed-forward linears are int8 (gpt-fast's or
+mtc's) or mtc's int4 (after ``swap``) through them, and the norm and mlp of
+every Hugging Face Llama-style decoder layer quantized by ``quantize_``
+(without the residual, which the layer's forward adds: ``residual=False``).
 """
 import threading
 from typing import Dict, Tuple
@@ -25,6 +29,7 @@ import torch
 import torch.nn.functional as F
 
 from . import compiler
+from ._int4 import check_int4_tensors, int4_linear_eager
 from ._torch_base import (DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES,
                           _device_arch, device_target, woq_linear_eager)
 from .runtime import Artifact
@@ -33,16 +38,44 @@ _artifacts: Dict[Tuple, Artifact] = {}
 _lock = threading.Lock()
 
 
+def _linear_lines(w: str, inp: str, sums: str, out: str, t: str,
+                  groupsize: int):
+    """Graph statements of linear ``w`` of ``inp`` into ``out``: int8 with
+    per-row scales ``s<i>`` applied to the product ``sums`` (groupsize 0),
+    else int4 with scales ``s<i>`` and zeros ``z<i>`` per group of
+    ``groupsize`` columns."""
+    i = w[1:]
+    if not groupsize:
+        return (f"  {w}f = convert({w}, {t})\n  {sums} = linear({inp}, {w}f)\n"
+                f"  {out} = mul({sums}, s{i})\n")
+    return (f"  {w}f = convert({w}, {t})\n  {w}s = repeat(s{i}, {groupsize})\n"
+            f"  {w}z = repeat(z{i}, {groupsize})\n  {w}m = mul({w}f, {w}s)\n"
+            f"  {w}d = add({w}m, {w}z)\n  {out} = linear({inp}, {w}d)\n")
+
+
 def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float,
-              residual: bool = True) -> str:
+              residual: bool = True, groupsize: int = 0) -> str:
     """The graph of fused_ffn for model width ``d``, hidden width ``h`` and
     activations of ``dtype`` ("bf16" or "f16"), over a symbolic M; without
-    ``residual``, the feed-forward half's output without ``h +``."""
+    ``residual``, the feed-forward half's output without ``h +``. With a
+    ``groupsize``, fused_ffn_int4's (int4 weights, scales and zeros per
+    group of that many columns)."""
     t = dtype
     out = "  out = add(x, dd)\n  return out" if residual else "  return dd"
+    params = []
+    for i, (n, k) in zip("132", ((h, d), (h, d), (d, h))):
+        if groupsize:
+            g = f"{t}[{n}, {k // groupsize}]"
+            params.append(f"w{i}: i4[{n}, {k}], s{i}: {g}, z{i}: {g}")
+        else:
+            params.append(f"w{i}: i8[{n}, {k}], s{i}: {t}[{n}]")
+    params = ",\n    ".join(params)
+    lines = {w: _linear_lines(w, inp, sums, o, t, groupsize)
+             for w, inp, sums, o in (("w1", "n", "g0", "gs"),
+                                     ("w3", "n", "u0", "u"),
+                                     ("w2", "a", "d0", "dd"))}
     return f"""graph {name}(x: {t}[M, {d}], g: {t}[{d}],
-    w1: i8[{h}, {d}], s1: {t}[{h}], w3: i8[{h}, {d}], s3: {t}[{h}],
-    w2: i8[{d}, {h}], s2: {t}[{d}]) -> {t}[M, {d}] {{
+    {params}) -> {t}[M, {d}] {{
   xf = convert(x, f32)
   sq = mul(xf, xf)
   ms = mean(sq)
@@ -51,37 +84,50 @@ def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float,
   nf = mul(xf, r)
   nb = convert(nf, {t})
   n = mul(nb, g)
-  w1f = convert(w1, {t})
-  g0 = linear(n, w1f)
-  gs = mul(g0, s1)
-  w3f = convert(w3, {t})
-  u0 = linear(n, w3f)
-  u = mul(u0, s3)
-  sg = silu(gs)
+{lines["w1"]}{lines["w3"]}  sg = silu(gs)
   a = mul(sg, u)
-  w2f = convert(w2, {t})
-  d0 = linear(a, w2f)
-  dd = mul(d0, s2)
-{out}
+{lines["w2"]}{out}
 }}
 """
+
+
+def _eager_linear(x, lin, groupsize):
+    if not groupsize:
+        return woq_linear_eager(x, *lin)
+    return int4_linear_eager(x, *lin, groupsize)
+
+
+def _ffn_eager(h, norm_weight, eps, lins, groupsize, residual):
+    """The block with PyTorch's operations (gpt-fast's formulas); ``lins``
+    the (weight, scales[, zeros]) of w1, w3 and w2."""
+    hf = h.float()
+    n = (hf * torch.rsqrt(torch.mean(hf * hf, dim=-1, keepdim=True) + eps)
+         ).type_as(h) * norm_weight
+    w1, w3, w2 = lins
+    a = F.silu(_eager_linear(n, w1, groupsize)) * _eager_linear(n, w3,
+                                                                groupsize)
+    out = _eager_linear(a, w2, groupsize)
+    return h + out if residual else out
 
 
 def fused_ffn_eager(h, norm_weight, eps, w1, s1, w3, s3, w2, s2,
                     residual=True):
     """fused_ffn with PyTorch's operations (gpt-fast's formulas)."""
-    hf = h.float()
-    n = (hf * torch.rsqrt(torch.mean(hf * hf, dim=-1, keepdim=True) + eps)
-         ).type_as(h) * norm_weight
-    lin = woq_linear_eager
-    out = lin(F.silu(lin(n, w1, s1)) * lin(n, w3, s3), w2, s2)
-    return h + out if residual else out
+    return _ffn_eager(h, norm_weight, eps, ((w1, s1), (w3, s3), (w2, s2)), 0,
+                      residual)
 
 
-def check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
-    """Raises TypeError/ValueError naming the argument; returns (D, H)."""
-    named = {"h": h, "norm_weight": norm_weight, "w1": w1, "s1": s1,
-             "w3": w3, "s3": s3, "w2": w2, "s2": s2}
+def fused_ffn_int4_eager(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2,
+                         z2, groupsize, residual=True):
+    """fused_ffn_int4 with PyTorch's operations (int4_linear_eager's)."""
+    return _ffn_eager(h, norm_weight, eps,
+                      ((w1, s1, z1), (w3, s3, z3), (w2, s2, z2)), groupsize,
+                      residual)
+
+
+def _check_common(h, norm_weight, eps, named, floats):
+    """The checks both forms share (``floats`` name the tensors of h's
+    dtype); returns D."""
     for name, t in named.items():
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got "
@@ -92,11 +138,31 @@ def check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
         raise TypeError(f"h: expected dtype torch.bfloat16 or torch.float16, "
                         f"got {h.dtype}")
     d = h.shape[-1]
+    if list(norm_weight.shape) != [d]:
+        raise ValueError(f"norm_weight: expected shape [{d}], got "
+                         f"{list(norm_weight.shape)}")
+    for name in floats:
+        t = named[name]
+        if t.dtype != h.dtype:
+            raise TypeError(f"{name}: expected dtype {h.dtype} (h's), got "
+                            f"{t.dtype}")
+    for name, t in named.items():
+        if t.device != h.device:
+            raise ValueError(f"{name}: on {t.device}, h on {h.device}")
+    return d
+
+
+def check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
+    """Raises TypeError/ValueError naming the argument; returns (D, H)."""
+    named = {"h": h, "norm_weight": norm_weight, "w1": w1, "s1": s1,
+             "w3": w3, "s3": s3, "w2": w2, "s2": s2}
+    d = _check_common(h, norm_weight, eps, named,
+                      ("norm_weight", "s1", "s3", "s2"))
     if w1.dim() != 2 or w1.shape[1] != d:
         raise ValueError(f"w1: expected [H, {d}], got {list(w1.shape)}")
     hid = w1.shape[0]
-    shapes = {"norm_weight": [d], "s1": [hid], "w3": [hid, d], "s3": [hid],
-              "w2": [d, hid], "s2": [d]}
+    shapes = {"s1": [hid], "w3": [hid, d], "s3": [hid], "w2": [d, hid],
+              "s2": [d]}
     for name, shape in shapes.items():
         if list(named[name].shape) != shape:
             raise ValueError(f"{name}: expected shape {shape}, got "
@@ -105,18 +171,43 @@ def check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2):
         if named[name].dtype != torch.int8:
             raise TypeError(f"{name}: expected dtype torch.int8, got "
                             f"{named[name].dtype}")
-    for name in ("norm_weight", "s1", "s3", "s2"):
-        if named[name].dtype != h.dtype:
-            raise TypeError(f"{name}: expected dtype {h.dtype} (h's), got "
-                            f"{named[name].dtype}")
-    for name, t in named.items():
-        if t.device != h.device:
-            raise ValueError(f"{name}: on {t.device}, h on {h.device}")
     return d, hid
 
 
-def _artifact(dev, d, hid, dtype, eps, residual):
-    key = (dev, d, hid, dtype, eps, residual)
+def check_ffn_int4_args(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2,
+                        z2, groupsize):
+    """fused_ffn_int4's checks: raises TypeError/ValueError naming the
+    argument; returns (D, H)."""
+    named = {"h": h, "norm_weight": norm_weight, "w1": w1, "s1": s1,
+             "z1": z1, "w3": w3, "s3": s3, "z3": z3, "w2": w2, "s2": s2,
+             "z2": z2}
+    d = _check_common(h, norm_weight, eps, named,
+                      ("norm_weight", "s1", "z1", "s3", "z3", "s2", "z2"))
+    shapes = []
+    for i in "132":
+        names = {"weight": f"w{i}", "scales": f"s{i}", "zeros": f"z{i}"}
+        try:
+            shapes.append(check_int4_tensors(named[f"w{i}"], named[f"s{i}"],
+                                             named[f"z{i}"], groupsize))
+        except (TypeError, ValueError) as e:
+            # Name the argument as fused_ffn_int4 calls it.
+            arg, _, rest = str(e).partition(":")
+            raise type(e)(f"{names.get(arg, arg)}:{rest}") from None
+    (h1, k1), (h3, k3), (d2, k2) = shapes
+    if k1 != d:
+        raise ValueError(f"w1: expected [H, {d} / 2] (K = h's {d}), got "
+                         f"{list(w1.shape)}")
+    if (h3, k3) != (h1, d):
+        raise ValueError(f"w3: expected [{h1}, {d // 2}] (w1's shape), got "
+                         f"{list(w3.shape)}")
+    if (d2, k2) != (d, h1):
+        raise ValueError(f"w2: expected [{d}, {h1 // 2}] ([D, H / 2]), got "
+                         f"{list(w2.shape)}")
+    return d, h1
+
+
+def _artifact(dev, d, hid, dtype, eps, residual, groupsize):
+    key = (dev, d, hid, dtype, eps, residual, groupsize)
     a = _artifacts.get(key)
     if a is not None:
         return a
@@ -128,9 +219,12 @@ def _artifact(dev, d, hid, dtype, eps, residual):
     with _lock:
         if key not in _artifacts:
             arch, _ = _device_arch(dev)
-            name = f"ffn_{d}x{hid}_{dtype}" + ("" if residual else "_nores")
+            name = (f"ffn_{d}x{hid}_{dtype}" +
+                    (f"_int4g{groupsize}" if groupsize else "") +
+                    ("" if residual else "_nores"))
             paths = compiler.compile_graphs(
-                {name: ffn_graph(name, d, hid, dtype, eps, residual)},
+                {name: ffn_graph(name, d, hid, dtype, eps, residual,
+                                 groupsize)},
                 DEFAULT_BUCKETS,
                 arch=arch, target=device_target(dev), progress=None)
             with torch.cuda.device(dev):
@@ -139,19 +233,20 @@ def _artifact(dev, d, hid, dtype, eps, residual):
     return _artifacts[key]
 
 
-def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual):
-    d, hid = check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2)
+def _run_ffn(h, norm_weight, eps, lins, groupsize, residual, d, hid):
+    """The block on mtc's kernels where it has them (CUDA, contiguous
+    tensors, M up to the largest bucket), else _ffn_eager."""
     lead = tuple(h.shape[:-1])
     m = 1
     for s in lead:
         m *= s
-    args = (w1, s1, w3, s3, w2, s2)
+    args = [t for lin in lins for t in lin]
     if (h.device.type != "cuda" or m == 0 or m > DEFAULT_BUCKETS[-1] or
-            not all(t.is_contiguous() for t in (norm_weight,) + args)):
-        return fused_ffn_eager(h, norm_weight, eps, *args, residual=residual)
+            not all(t.is_contiguous() for t in [norm_weight] + args)):
+        return _ffn_eager(h, norm_weight, eps, lins, groupsize, residual)
     dev = h.device.index if h.device.index is not None else \
         torch.cuda.current_device()
-    art = _artifact(dev, d, hid, _DTYPES[h.dtype], eps, residual)
+    art = _artifact(dev, d, hid, _DTYPES[h.dtype], eps, residual, groupsize)
     bucket = art.bucket_for(m)
     x2 = h.reshape(m, d).contiguous()
     if bucket != m:
@@ -161,6 +256,21 @@ def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual):
                [x2.data_ptr(), norm_weight.data_ptr()] +
                [t.data_ptr() for t in args], [out.data_ptr()])
     return out[:m].reshape(*lead, d)
+
+
+def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual):
+    d, hid = check_ffn_args(h, norm_weight, eps, w1, s1, w3, s3, w2, s2)
+    return _run_ffn(h, norm_weight, eps, ((w1, s1), (w3, s3), (w2, s2)), 0,
+                    residual, d, hid)
+
+
+def _fused_ffn_int4(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2, z2,
+                    groupsize, residual):
+    d, hid = check_ffn_int4_args(h, norm_weight, eps, w1, s1, z1, w3, s3, z3,
+                                 w2, s2, z2, groupsize)
+    return _run_ffn(h, norm_weight, eps,
+                    ((w1, s1, z1), (w3, s3, z3), (w2, s2, z2)), groupsize,
+                    residual, d, hid)
 
 
 if HAS_CUSTOM_OP:
@@ -176,177 +286,51 @@ if HAS_CUSTOM_OP:
     def _(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual=True):
         return torch.empty_like(h)
 
+    @torch.library.custom_op("mtc::fused_ffn_int4", mutates_args=())
+    def _fused_ffn_int4_op(h: torch.Tensor, norm_weight: torch.Tensor,
+                           eps: float, w1: torch.Tensor, s1: torch.Tensor,
+                           z1: torch.Tensor, w3: torch.Tensor,
+                           s3: torch.Tensor, z3: torch.Tensor,
+                           w2: torch.Tensor, s2: torch.Tensor,
+                           z2: torch.Tensor, groupsize: int,
+                           residual: bool = True) -> torch.Tensor:
+        return _fused_ffn_int4(h, norm_weight, eps, w1, s1, z1, w3, s3, z3,
+                               w2, s2, z2, groupsize, residual)
+
+    @_fused_ffn_int4_op.register_fake
+    def _(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2, z2, groupsize,
+          residual=True):
+        return torch.empty_like(h)
+
+
+def _check_residual(residual):
+    if not isinstance(residual, bool):
+        raise TypeError(f"residual: expected a bool, got "
+                        f"{type(residual).__name__}")
+
 
 def fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual=True):
     """See the module's docstring: h [..., D] bf16 or f16; norm_weight [D]
     and the scales of h's dtype; w1, w3 int8 [H, D], w2 int8 [D, H]. With
     ``residual=False`` it returns the feed-forward half without ``h +``."""
-    if not isinstance(residual, bool):
-        raise TypeError(f"residual: expected a bool, got "
-                        f"{type(residual).__name__}")
+    _check_residual(residual)
     if HAS_CUSTOM_OP and torch.compiler.is_compiling():
         return torch.ops.mtc.fused_ffn(h, norm_weight, eps, w1, s1, w3, s3,
                                        w2, s2, residual)
     return _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual)
 
 
-def _int8_parts(linear):
-    """(weight, scales) of an int8 per-channel linear without bias
-    (gpt-fast's WeightOnlyInt8Linear or mtc's WoqLinear), else None."""
-    w = getattr(linear, "weight", None)
-    s = getattr(linear, "scales", None)
-    if (isinstance(w, torch.Tensor) and w.dtype == torch.int8 and
-            isinstance(s, torch.Tensor) and s.dim() == 1 and
-            getattr(linear, "bias", None) is None):
-        return w, s
-    return None
-
-
-def _block_ffn_parts(block):
-    """The norm and int8 linears of a gpt-fast TransformerBlock's
-    feed-forward half, or a reason it has none."""
-    ff, norm = getattr(block, "feed_forward", None), getattr(block,
-                                                             "ffn_norm", None)
-    if ff is None or norm is None or not hasattr(block, "attention"):
-        return "not a gpt-fast TransformerBlock"
-    parts = [_int8_parts(getattr(ff, n, None)) for n in ("w1", "w3", "w2")]
-    if any(p is None for p in parts):
-        return "its feed-forward linears are not int8 per channel"
-    if not isinstance(getattr(norm, "eps", None), float):
-        return "its ffn_norm has no float eps"
-    return None
-
-
-class _FusedFfnBlock:
-    """Mixed into a gpt-fast TransformerBlock's class by fuse_blocks: its
-    attention half as gpt-fast computes it, its feed-forward half (norm,
-    SwiGLU, residual) as one fused_ffn."""
-
-    def forward(self, x, input_pos, freqs_cis, mask):
-        h = x + self.attention(self.attention_norm(x), freqs_cis, mask,
-                               input_pos)
-        ff = self.feed_forward
-        return fused_ffn(h, self.ffn_norm.weight, self.ffn_norm.eps,
-                         ff.w1.weight, ff.w1.scales, ff.w3.weight,
-                         ff.w3.scales, ff.w2.weight, ff.w2.scales)
-
-
-def _hf_mlp_parts(layer):
-    """(norm, eps) of a Hugging Face Llama-style decoder layer's feed-forward
-    half (``post_attention_layernorm``, then ``mlp`` with ``gate_proj``,
-    ``up_proj``, ``down_proj`` and SiLU), or a reason it has none."""
-    norm, mlp = layer.post_attention_layernorm, layer.mlp
-    names = ("gate_proj", "up_proj", "down_proj")
-    if any(_int8_parts(getattr(mlp, n, None)) is None for n in names):
-        return None, ("its mlp's gate_proj, up_proj and down_proj are not "
-                      "int8 per channel (mtc.torch.quantize_(model, 'int8') "
-                      "makes them so)")
-    act = getattr(mlp, "act_fn", None)
-    if type(act).__name__ not in ("SiLU", "SiLUActivation"):
-        return None, (f"its mlp's act_fn is {type(act).__name__}, not SiLU")
-    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
-    w = getattr(norm, "weight", None)
-    if not isinstance(eps, float) or not isinstance(w, torch.Tensor):
-        return None, ("its post_attention_layernorm has no weight and float "
-                      "epsilon (an RMSNorm's)")
-    return (norm, eps), None
-
-
-class _PassNorm:
-    """Mixed into a decoder layer's post_attention_layernorm by fuse_blocks:
-    the norm runs inside the fused mlp, so the layer's call of it passes its
-    input on."""
-
-    def forward(self, x):
-        return x
-
-
-class _FusedMlp:
-    """Mixed into a decoder layer's mlp by fuse_blocks: the norm before it,
-    SwiGLU and the int8 linears as one fused_ffn without the residual (the
-    layer adds it)."""
-
-    def forward(self, x):
-        norm, eps = self._mtc_norm
-        return fused_ffn(x, norm.weight, eps, self.gate_proj.weight,
-                         self.gate_proj.scales, self.up_proj.weight,
-                         self.up_proj.scales, self.down_proj.weight,
-                         self.down_proj.scales, residual=False)
-
-
-@torch.no_grad()
-def _fuse_hf_layer(layer, norm, eps):
-    """Swaps the classes of ``layer``'s norm and mlp after checking, on 3
-    random rows, that the fused mlp computes what the two did; returns a
-    reason where it does not (and leaves the layer alone)."""
-    mlp = layer.mlp
-    # Rows of the activations' dtype: the int8 linears' scales have it.
-    scales = mlp.gate_proj.scales
-    gen = torch.Generator(device=scales.device).manual_seed(0)
-    x = torch.randn(3, norm.weight.shape[0], generator=gen,
-                    device=scales.device, dtype=scales.dtype)
-    ref = mlp(norm(x)).float()
-    object.__setattr__(mlp, "_mtc_norm", (norm, eps))
-    try:
-        out = _FusedMlp.forward(mlp, x).float()
-    except (TypeError, ValueError) as e:
-        return f"fused_ffn refuses its tensors: {e}"
-    err = (out - ref).abs().max().item() / (ref.abs().max().item() or 1.0)
-    if err > 2e-2:
-        return (f"its norm and mlp do not compute RMSNorm then SwiGLU (max "
-                f"rel err {err:.2e} against the fused graph)")
-    norm.__class__ = _subclass(type(norm), _PassNorm)
-    mlp.__class__ = _subclass(type(mlp), _FusedMlp)
-    return None
-
-
-_classes: Dict[Tuple[type, type], type] = {}
-
-
-def _subclass(cls, mixin):
-    if (cls, mixin) not in _classes:
-        _classes[cls, mixin] = type(cls.__name__, (mixin, cls), {})
-    return _classes[cls, mixin]
-
-
-def fuse_blocks(model: torch.nn.Module):
-    """Routes the feed-forward half of every decoder block of ``model`` whose
-    feed-forward linears are int8 per channel through ``fused_ffn``, in
-    place (modules and state dict stay; their classes become subclasses):
-
-    - gpt-fast's ``TransformerBlock``: its forward computes the attention
-      half as gpt-fast does, then norm, SwiGLU and the residual as one graph;
-    - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
-      and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
-      quantized by ``quantize_``): its mlp computes the norm and SwiGLU as
-      one graph and its norm passes its input on; the layer's own forward
-      (attention, residuals, caches) is untouched. Each such layer is first
-      checked on 3 random rows against its unfused modules.
-
-    Returns (fused, left): the number of blocks fused and a list of (name,
-    reason) for the blocks left alone."""
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module, got "
-                        f"{type(model).__name__}")
-    fused, left = 0, []
-    for name, m in model.named_modules():
-        if isinstance(m, _FusedFfnBlock) or \
-                isinstance(getattr(m, "mlp", None), _FusedMlp):
-            continue
-        if type(m).__name__ == "TransformerBlock":
-            why = _block_ffn_parts(m)
-            if not why:
-                m.__class__ = _subclass(type(m), _FusedFfnBlock)
-        elif isinstance(getattr(m, "post_attention_layernorm", None),
-                        torch.nn.Module) and \
-                isinstance(getattr(m, "mlp", None), torch.nn.Module):
-            parts, why = _hf_mlp_parts(m)
-            if parts:
-                why = _fuse_hf_layer(m, *parts)
-        else:
-            continue
-        if why:
-            left.append((name, why))
-        else:
-            fused += 1
-    return fused, left
+def fused_ffn_int4(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2, z2,
+                   groupsize, residual=True):
+    """See the module's docstring: h [..., D] bf16 or f16; norm_weight [D],
+    the scales and zeros of h's dtype; w1, w3 uint8 (or int8) [H, D / 2]
+    (pack_int4's layout), s1, z1, s3, z3 [H, D / groupsize], w2 [D, H / 2],
+    s2, z2 [D, H / groupsize]. With ``residual=False`` it returns the
+    feed-forward half without ``h +``."""
+    _check_residual(residual)
+    if HAS_CUSTOM_OP and torch.compiler.is_compiling():
+        return torch.ops.mtc.fused_ffn_int4(h, norm_weight, eps, w1, s1, z1,
+                                            w3, s3, z3, w2, s2, z2, groupsize,
+                                            residual)
+    return _fused_ffn_int4(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2,
+                           s2, z2, groupsize, residual)

@@ -22,8 +22,9 @@
   not quantized gpt-fast's way (a Hugging Face model).
 - ``fuse_blocks(model)`` (after ``swap``, or on gpt-fast's int8 model)
   routes the feed-forward half of every gpt-fast ``TransformerBlock`` (its
-  RMSNorm, SwiGLU and residual around three int8 linears) through
-  ``fused_ffn``, one mtc graph (``mtc._fused``).
+  RMSNorm, SwiGLU and residual around three int8 or int4 linears) through
+  ``fused_ffn`` or ``fused_ffn_int4``, one mtc graph (``mtc._fused``,
+  ``mtc._fuse_blocks``).
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
@@ -46,8 +47,10 @@ import torch
 import torch.nn.functional as F
 
 from . import compiler
-from ._fused import (check_ffn_args, fuse_blocks, fused_ffn, ffn_graph,
-                     fused_ffn_eager)
+from ._fuse_blocks import fuse_blocks
+from ._fused import (check_ffn_args, check_ffn_int4_args, ffn_graph,
+                     fused_ffn, fused_ffn_eager, fused_ffn_int4,
+                     fused_ffn_int4_eager)
 from ._int4 import (check_int4_args, check_int4_tensors, dequantize_int4,
                     int4_linear_eager, int4_module_shape, is_int4_module,
                     pack_int4, repack_gpt_fast_int4, tinygemm_nibbles,
@@ -63,8 +66,8 @@ from .runtime import Artifact
 
 __all__ = [
     "Artifact", "DEFAULT_BUCKETS", "DEFAULT_MAX_PROBES", "HAS_CUSTOM_OP",
-    "check_ffn_args", "ffn_graph", "fuse_blocks", "fused_ffn",
-    "fused_ffn_eager",
+    "check_ffn_args", "check_ffn_int4_args", "ffn_graph", "fuse_blocks",
+    "fused_ffn", "fused_ffn_eager", "fused_ffn_int4", "fused_ffn_int4_eager",
     "Int4Linear", "KINDS", "Kernels", "LayerKey", "MtcError", "ShapeKey",
     "WoqLinear", "check_args", "check_int4_args", "check_int4_tensors",
     "check_tensors", "dequantize_int4", "graph_name", "int4_graph_name",

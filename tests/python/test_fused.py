@@ -11,7 +11,7 @@ torch = pytest.importorskip(
 import torch.nn.functional as F  # noqa: E402
 import mtc  # noqa: E402
 import mtc.torch as mt  # noqa: E402
-from mtc import _fused  # noqa: E402
+from mtc import _fuse_blocks  # noqa: E402
 
 D, H = 32, 48
 
@@ -41,10 +41,18 @@ class RMSNorm(torch.nn.Module):
         return out * self.weight
 
 
+G = 16  # int4 group size
+
+
+def int4_linear(n, k):
+    w = torch.randn(n, k).bfloat16()
+    return mt.Int4Linear(*mt.quantize_int4(w, G), G)
+
+
 class FeedForward(torch.nn.Module):
-    def __init__(self, int8=True):
+    def __init__(self, int8=True, int4=False):
         super().__init__()
-        make = Int8Linear if int8 else (
+        make = int4_linear if int4 else Int8Linear if int8 else (
             lambda n, k: torch.nn.Linear(k, n, bias=False).bfloat16())
         self.w1, self.w3, self.w2 = make(H, D), make(H, D), make(D, H)
 
@@ -60,10 +68,10 @@ class Attention(torch.nn.Module):
 class TransformerBlock(torch.nn.Module):
     """gpt-fast's block, its attention replaced by something simple."""
 
-    def __init__(self, int8=True):
+    def __init__(self, int8=True, int4=False):
         super().__init__()
         self.attention = Attention()
-        self.feed_forward = FeedForward(int8)
+        self.feed_forward = FeedForward(int8, int4)
         self.ffn_norm = RMSNorm(D)
         self.attention_norm = RMSNorm(D)
 
@@ -78,7 +86,7 @@ class Model(torch.nn.Module):
         super().__init__()
         self.layers = torch.nn.ModuleList(
             [TransformerBlock(), TransformerBlock(int8=False),
-             TransformerBlock()])
+             TransformerBlock(), TransformerBlock(int4=True)])
 
     def forward(self, x):
         for layer in self.layers:
@@ -92,18 +100,25 @@ def test_fuse_blocks_keeps_the_function():
     x = torch.randn(2, 1, D).bfloat16()
     ref = model(x)
     fused, left = mt.fuse_blocks(model)
-    assert fused == 2
-    assert left == [("layers.1", "its feed-forward linears are not int8 per "
-                                 "channel")]
+    assert fused == 3
+    assert left == [("layers.1", "its feed-forward linears are not int8 per channel or mtc's int4 (Int4Linear) without bias (mtc.torch.swap or quantize_ makes them so)")]
     assert type(model.layers[0]).__name__ == "TransformerBlock"
-    assert isinstance(model.layers[0], _fused._FusedFfnBlock)
+    assert isinstance(model.layers[0], _fuse_blocks._FusedFfnBlock)
+    assert isinstance(model.layers[3], _fuse_blocks._FusedFfnBlock)
     assert set(model.state_dict()) == set(Model().state_dict())
-    # On the CPU fused_ffn runs its eager formulas: the same function.
+    # On the CPU fused_ffn and fused_ffn_int4 run their eager formulas: the
+    # same function.
     assert torch.equal(model(x), ref)
     # Twice is a no-op.
-    assert mt.fuse_blocks(model) == (0, [("layers.1", "its feed-forward "
-                                                      "linears are not int8 "
-                                                      "per channel")])
+    assert mt.fuse_blocks(model) == (0, [("layers.1", "its feed-forward linears are not int8 per channel or mtc's int4 (Int4Linear) without bias (mtc.torch.swap or quantize_ makes them so)")])
+
+
+def test_fuse_blocks_leaves_mixed_linears():
+    block = TransformerBlock()
+    block.feed_forward.w2 = int4_linear(D, H)
+    assert mt.fuse_blocks(block) == (0, [("", "its feed-forward linears mix "
+                                              "int8 and int4, or int4 group "
+                                              "sizes")])
 
 
 def test_fuse_blocks_needs_a_module():
@@ -168,3 +183,62 @@ def test_ffn_graph_compiles(tmp_path, residual):
     # (siblings) with the norm's scaling as its prologue, down with the
     # residual.
     assert out.stdout.startswith("ffn: 3 kernels")
+
+
+def args_int4():
+    torch.manual_seed(2)
+    ff = FeedForward(int4=True)
+    a = dict(h=torch.randn(3, D).bfloat16(),
+             norm_weight=torch.ones(D).bfloat16(), eps=1e-5, groupsize=G)
+    for name, lin in (("1", ff.w1), ("3", ff.w3), ("2", ff.w2)):
+        a.update({"w" + name: lin.weight, "s" + name: lin.scales,
+                  "z" + name: lin.zeros})
+    return a, ff
+
+
+@pytest.mark.parametrize("change, error, message", [
+    (dict(z1=[1.0]), TypeError, "z1: expected a torch.Tensor, got list"),
+    (dict(w1=torch.zeros(H, D, dtype=torch.uint8)), ValueError,
+     f"s1: expected shape [{H}, {2 * D // G}] ([N, K/groupsize]), got "
+     f"[{H}, {D // G}]"),
+    (dict(w3=torch.zeros(H, D // 2, dtype=torch.int32)), TypeError,
+     "w3: expected dtype torch.uint8 or torch.int8 (two int4 values a byte), "
+     "got torch.int32"),
+    (dict(s2=torch.ones(D, H // G)), TypeError,
+     "s2: expected dtype torch.bfloat16 (h's), got torch.float32"),
+    (dict(groupsize=5), ValueError,
+     f"groupsize: groupsize must divide K ({D}: weight packs K/2 = {D // 2} "
+     f"bytes a row), got 5"),
+    (dict(w2=torch.zeros(D, D // 2, dtype=torch.uint8),
+          s2=torch.ones(D, D // G).bfloat16(),
+          z2=torch.ones(D, D // G).bfloat16()), ValueError,
+     f"w2: expected [{D}, {H // 2}] ([D, H / 2]), got [{D}, {D // 2}]"),
+])
+def test_fused_ffn_int4_errors(change, error, message):
+    a, _ = args_int4()
+    a.update(change)
+    with pytest.raises(error) as e:
+        mt.fused_ffn_int4(**a)
+    assert str(e.value) == message
+
+
+def test_fused_ffn_int4_eager_is_the_int4_block():
+    a, ff = args_int4()
+    h = a["h"]
+    n = RMSNorm(D)
+    n.weight.data = a["norm_weight"]
+    assert torch.equal(mt.fused_ffn_int4(**a), h + ff(n(h)))
+    assert torch.equal(mt.fused_ffn_int4(**a, residual=False), ff(n(h)))
+
+
+def test_ffn_int4_graph_compiles(tmp_path):
+    path = tmp_path / "ffn.graph"
+    path.write_text(mt.ffn_graph("ffn", 256, 384, "bf16", 1e-5,
+                                 groupsize=128))
+    out = subprocess.run([mtc.find_binary(), "compile", str(path), "--bind",
+                          "M=1", "-o", str(tmp_path / "out")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    # At M = 1: the statistic, the norm's scaling, gate and up as one kernel
+    # over both int4 weights (siblings), down with the residual.
+    assert out.stdout.startswith("ffn: 4 kernels")

@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (Debian: python3-torch)")
 import mtc.torch as mt  # noqa: E402
-from mtc import _fused  # noqa: E402
+from mtc import _fuse_blocks  # noqa: E402
 
 D, H = 64, 96
 
@@ -88,10 +88,10 @@ def test_fuses_quantized_llama_layers():
     assert left[1][1].startswith("its norm and mlp do not compute RMSNorm "
                                  "then SwiGLU")
     layer = model.layers[0]
-    assert isinstance(layer.mlp, _fused._FusedMlp)
-    assert isinstance(layer.post_attention_layernorm, _fused._PassNorm)
+    assert isinstance(layer.mlp, _fuse_blocks._FusedMlp)
+    assert isinstance(layer.post_attention_layernorm, _fuse_blocks._PassNorm)
     assert type(layer.mlp).__name__ == "LlamaMLP"
-    assert not isinstance(model.layers[2].mlp, _fused._FusedMlp)
+    assert not isinstance(model.layers[2].mlp, _fuse_blocks._FusedMlp)
     # The same function, the same state dict; a second call finds nothing.
     assert torch.equal(model(x), ref)
     assert set(model.state_dict()) == keys
@@ -103,8 +103,9 @@ def test_unquantized_layers_are_left():
     fused, left = mt.fuse_blocks(model)
     assert fused == 0
     assert left == [("layers.0", "its mlp's gate_proj, up_proj and down_proj "
-                                 "are not int8 per channel (mtc.torch."
-                                 "quantize_(model, 'int8') makes them so)")]
+                                 "are not int8 per channel or mtc's int4 "
+                                 "(Int4Linear) without bias (mtc.torch.swap "
+                                 "or quantize_ makes them so)")]
 
 
 def test_layer_whose_tensors_fused_ffn_refuses_is_left():
@@ -116,7 +117,7 @@ def test_layer_whose_tensors_fused_ffn_refuses_is_left():
     assert left == [("layers.0", "fused_ffn refuses its tensors: "
                                  "norm_weight: expected dtype torch.bfloat16 "
                                  "(h's), got torch.float32")]
-    assert not isinstance(model.layers[0].mlp, _fused._FusedMlp)
+    assert not isinstance(model.layers[0].mlp, _fuse_blocks._FusedMlp)
 
 
 def test_residual_flag_is_checked():
@@ -139,7 +140,7 @@ def test_residual_flag_is_checked():
                            "kernels")
 @pytest.mark.parametrize("kind", ["int8", "int4"])
 def test_quantized_llama_layers_on_gpu(cache_dir, kind):
-    """mtc's kernels (quantize_'s layers, then for int8 the fused graph)
+    """mtc's kernels (quantize_'s layers, then the fused graph)
     against the same quantized model computed by PyTorch on the CPU."""
     torch.manual_seed(0)
     model = Model([LlamaDecoderLayer(), LlamaDecoderLayer()]).bfloat16()
@@ -153,8 +154,7 @@ def test_quantized_llama_layers_on_gpu(cache_dir, kind):
             assert m.weight.is_cuda
     out = model(x.cuda()).float().cpu()
     assert ((out - ref).abs().max() / ref.abs().max()).item() < 2e-2
-    if kind == "int8":
-        fused, left = mt.fuse_blocks(model)
-        assert (fused, left) == (2, [])
-        out = model(x.cuda()).float().cpu()
-        assert ((out - ref).abs().max() / ref.abs().max()).item() < 2e-2
+    fused, left = mt.fuse_blocks(model)
+    assert (fused, left) == (2, [])
+    out = model(x.cuda()).float().cpu()
+    assert ((out - ref).abs().max() / ref.abs().max()).item() < 2e-2

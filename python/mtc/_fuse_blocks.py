@@ -1,0 +1,208 @@
+"""``fuse_blocks``: routes the feed-forward half of a model's decoder blocks
+through ``fused_ffn`` (int8 linears) or ``fused_ffn_int4`` (mtc's int4
+linears), in place. Import mtc.torch, not this module (it re-exports
+fuse_blocks)."""
+from typing import Dict, Optional, Tuple
+
+import torch
+
+from ._fused import fused_ffn, fused_ffn_int4
+from ._int4 import _PACKED
+
+
+def _linear_parts(linear) -> Optional[Tuple[int, Tuple[str, ...]]]:
+    """(groupsize, names of its tensors) of a linear without bias that
+    fused_ffn takes: int8 per channel (gpt-fast's WeightOnlyInt8Linear or
+    mtc's WoqLinear; groupsize 0, ("weight", "scales")) or mtc's int4
+    Int4Linear without padding (its groupsize, ("weight", "scales",
+    "zeros")); else None."""
+    w = getattr(linear, "weight", None)
+    s = getattr(linear, "scales", None)
+    if getattr(linear, "bias", None) is not None or \
+            not isinstance(w, torch.Tensor) or \
+            not isinstance(s, torch.Tensor):
+        return None
+    if w.dtype == torch.int8 and s.dim() == 1:
+        return 0, ("weight", "scales")
+    g = getattr(linear, "groupsize", None)
+    z = getattr(linear, "zeros", None)
+    if (w.dtype in _PACKED and w.dim() == 2 and isinstance(g, int) and
+            isinstance(z, torch.Tensor) and s.dim() == 2 and
+            getattr(linear, "origin_in_features", None) ==
+            getattr(linear, "in_features", 0)):
+        return g, ("weight", "scales", "zeros")
+    return None
+
+
+def _ffn_kind(linears) -> Tuple[Optional[int], str]:
+    """The groupsize (0: int8) the three linears share, or None and why not
+    (what follows "its ... linears")."""
+    parts = [_linear_parts(l) for l in linears]
+    if any(p is None for p in parts):
+        return None, ("are not int8 per channel or mtc's int4 (Int4Linear) "
+                      "without bias (mtc.torch.swap or quantize_ makes them "
+                      "so)")
+    if len({p[0] for p in parts}) != 1:
+        return None, "mix int8 and int4, or int4 group sizes"
+    return parts[0][0], ""
+
+
+def _ffn(h, norm_weight, eps, linears, groupsize, residual):
+    """fused_ffn or fused_ffn_int4 over the linears w1, w3, w2."""
+    if not groupsize:
+        w1, w3, w2 = ((l.weight, l.scales) for l in linears)
+        return fused_ffn(h, norm_weight, eps, *w1, *w3, *w2, residual=residual)
+    w1, w3, w2 = ((l.weight, l.scales, l.zeros) for l in linears)
+    return fused_ffn_int4(h, norm_weight, eps, *w1, *w3, *w2, groupsize,
+                          residual=residual)
+
+
+def _block_ffn_parts(block):
+    """(groupsize, "") for a gpt-fast TransformerBlock whose feed-forward
+    half fuses, or (None, a reason)."""
+    ff, norm = getattr(block, "feed_forward", None), getattr(block,
+                                                             "ffn_norm", None)
+    if ff is None or norm is None or not hasattr(block, "attention"):
+        return None, "not a gpt-fast TransformerBlock"
+    group, why = _ffn_kind([getattr(ff, n, None) for n in ("w1", "w3", "w2")])
+    if group is None:
+        return None, "its feed-forward linears " + why
+    if not isinstance(getattr(norm, "eps", None), float):
+        return None, "its ffn_norm has no float eps"
+    return group, ""
+
+
+class _FusedFfnBlock:
+    """Mixed into a gpt-fast TransformerBlock's class by fuse_blocks: its
+    attention half as gpt-fast computes it, its feed-forward half (norm,
+    SwiGLU, residual) as one fused_ffn or fused_ffn_int4."""
+
+    def forward(self, x, input_pos, freqs_cis, mask):
+        h = x + self.attention(self.attention_norm(x), freqs_cis, mask,
+                               input_pos)
+        ff = self.feed_forward
+        return _ffn(h, self.ffn_norm.weight, self.ffn_norm.eps,
+                    (ff.w1, ff.w3, ff.w2), self._mtc_groupsize, True)
+
+
+def _hf_mlp_parts(layer):
+    """((norm, eps, groupsize), None) for a Hugging Face Llama-style decoder
+    layer's feed-forward half (``post_attention_layernorm``, then ``mlp``
+    with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU), or (None, a
+    reason)."""
+    norm, mlp = layer.post_attention_layernorm, layer.mlp
+    names = ("gate_proj", "up_proj", "down_proj")
+    group, why = _ffn_kind([getattr(mlp, n, None) for n in names])
+    if group is None:
+        return None, "its mlp's gate_proj, up_proj and down_proj " + why
+    act = getattr(mlp, "act_fn", None)
+    if type(act).__name__ not in ("SiLU", "SiLUActivation"):
+        return None, (f"its mlp's act_fn is {type(act).__name__}, not SiLU")
+    eps = getattr(norm, "variance_epsilon", getattr(norm, "eps", None))
+    w = getattr(norm, "weight", None)
+    if not isinstance(eps, float) or not isinstance(w, torch.Tensor):
+        return None, ("its post_attention_layernorm has no weight and float "
+                      "epsilon (an RMSNorm's)")
+    return (norm, eps, group), None
+
+
+class _PassNorm:
+    """Mixed into a decoder layer's post_attention_layernorm by fuse_blocks:
+    the norm runs inside the fused mlp, so the layer's call of it passes its
+    input on."""
+
+    def forward(self, x):
+        return x
+
+
+class _FusedMlp:
+    """Mixed into a decoder layer's mlp by fuse_blocks: the norm before it,
+    SwiGLU and the quantized linears as one fused_ffn (or fused_ffn_int4)
+    without the residual (the layer adds it)."""
+
+    def forward(self, x):
+        norm, eps, group = self._mtc_norm
+        return _ffn(x, norm.weight, eps,
+                    (self.gate_proj, self.up_proj, self.down_proj), group,
+                    False)
+
+
+@torch.no_grad()
+def _fuse_hf_layer(layer, norm, eps, group):
+    """Swaps the classes of ``layer``'s norm and mlp after checking, on 3
+    random rows, that the fused mlp computes what the two did; returns a
+    reason where it does not (and leaves the layer alone)."""
+    mlp = layer.mlp
+    # Rows of the activations' dtype: the quantized linears' scales have it.
+    scales = mlp.gate_proj.scales
+    gen = torch.Generator(device=scales.device).manual_seed(0)
+    x = torch.randn(3, norm.weight.shape[0], generator=gen,
+                    device=scales.device, dtype=scales.dtype)
+    ref = mlp(norm(x)).float()
+    object.__setattr__(mlp, "_mtc_norm", (norm, eps, group))
+    try:
+        out = _FusedMlp.forward(mlp, x).float()
+    except (TypeError, ValueError) as e:
+        return f"fused_ffn refuses its tensors: {e}"
+    err = (out - ref).abs().max().item() / (ref.abs().max().item() or 1.0)
+    if err > 2e-2:
+        return (f"its norm and mlp do not compute RMSNorm then SwiGLU (max "
+                f"rel err {err:.2e} against the fused graph)")
+    norm.__class__ = _subclass(type(norm), _PassNorm)
+    mlp.__class__ = _subclass(type(mlp), _FusedMlp)
+    return None
+
+
+_classes: Dict[Tuple[type, type], type] = {}
+
+
+def _subclass(cls, mixin):
+    if (cls, mixin) not in _classes:
+        _classes[cls, mixin] = type(cls.__name__, (mixin, cls), {})
+    return _classes[cls, mixin]
+
+
+def fuse_blocks(model: torch.nn.Module):
+    """Routes the feed-forward half of every decoder block of ``model`` whose
+    feed-forward linears are int8 per channel (gpt-fast's or mtc's) or mtc's
+    int4 (``Int4Linear``, one group size) through ``fused_ffn`` or
+    ``fused_ffn_int4``, in place (modules and state dict stay; their classes
+    become subclasses):
+
+    - gpt-fast's ``TransformerBlock``: its forward computes the attention
+      half as gpt-fast does, then norm, SwiGLU and the residual as one graph;
+    - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
+      and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
+      quantized by ``quantize_``): its mlp computes the norm and SwiGLU as
+      one graph and its norm passes its input on; the layer's own forward
+      (attention, residuals, caches) is untouched. Each such layer is first
+      checked on 3 random rows against its unfused modules.
+
+    Returns (fused, left): the number of blocks fused and a list of (name,
+    reason) for the blocks left alone."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got "
+                        f"{type(model).__name__}")
+    fused, left = 0, []
+    for name, m in model.named_modules():
+        if isinstance(m, _FusedFfnBlock) or \
+                isinstance(getattr(m, "mlp", None), _FusedMlp):
+            continue
+        if type(m).__name__ == "TransformerBlock":
+            group, why = _block_ffn_parts(m)
+            if not why:
+                object.__setattr__(m, "_mtc_groupsize", group)
+                m.__class__ = _subclass(type(m), _FusedFfnBlock)
+        elif isinstance(getattr(m, "post_attention_layernorm", None),
+                        torch.nn.Module) and \
+                isinstance(getattr(m, "mlp", None), torch.nn.Module):
+            parts, why = _hf_mlp_parts(m)
+            if parts:
+                why = _fuse_hf_layer(m, *parts)
+        else:
+            continue
+        if why:
+            left.append((name, why))
+        else:
+            fused += 1
+    return fused, left
