@@ -41,6 +41,24 @@ def norm_graph(name, m, k, act, kind):
     return graph(name, params, f"{act}[{m}, {k}]", body, "y")
 
 
+def linear(w, inp, n, k, act, weight, group):
+    """(params, statements) of linear `w` ([n, k]) of `inp` into `<w>o`:
+    int8 with per-row scales `s<w>`, int4 with group-wise scales `s<w>` and
+    zeros `z<w>` (gpt-fast's `w * s + z`), or a weight of the activations'
+    type."""
+    if weight == "i8":
+        return ([f"{w}: i8[{n}, {k}]", f"s{w}: {act}[{n}]"],
+                [f"{w}f = convert({w}, {act})", f"{w}y = linear({inp}, {w}f)",
+                 f"{w}o = mul({w}y, s{w})"])
+    if weight == "i4":
+        return ([f"{w}: i4[{n}, {k}]", f"s{w}: {act}[{n}, {k // group}]",
+                 f"z{w}: {act}[{n}, {k // group}]"],
+                [f"{w}f = convert({w}, {act})", f"{w}s = repeat(s{w}, {group})",
+                 f"{w}z = repeat(z{w}, {group})", f"{w}m = mul({w}f, {w}s)",
+                 f"{w}d = add({w}m, {w}z)", f"{w}o = linear({inp}, {w}d)"])
+    return [f"{w}: {act}[{n}, {k}]"], [f"{w}o = linear({inp}, {w})"]
+
+
 def ffn_graph(name, m, d, h, act, weight="i8", group=128):
     """The feed-forward half of a decoder block: out = x + down(silu(gate(n))
     * up(n)), n = rms_norm(x) * g; int8 weights with per-row scales, or int4
@@ -49,19 +67,9 @@ def ffn_graph(name, m, d, h, act, weight="i8", group=128):
     body = rms_norm(act, d)
     for w, n, k, inp in [("w1", h, d, "n"), ("w3", h, d, "n"),
                          ("w2", d, h, "a")]:
-        if weight == "i8":
-            params += [f"{w}: i8[{n}, {k}]", f"s{w}: {act}[{n}]"]
-            body += [f"{w}f = convert({w}, {act})",
-                     f"{w}y = linear({inp}, {w}f)",
-                     f"{w}o = mul({w}y, s{w})"]
-        else:
-            params += [f"{w}: i4[{n}, {k}]", f"s{w}: {act}[{n}, {k // group}]",
-                       f"z{w}: {act}[{n}, {k // group}]"]
-            body += [f"{w}f = convert({w}, {act})",
-                     f"{w}s = repeat(s{w}, {group})",
-                     f"{w}z = repeat(z{w}, {group})",
-                     f"{w}m = mul({w}f, {w}s)", f"{w}d = add({w}m, {w}z)",
-                     f"{w}o = linear({inp}, {w}d)"]
+        p, b = linear(w, inp, n, k, act, weight, group)
+        params += p
+        body += b
         if w == "w3":
             body += ["sg = silu(w1o)", "a = mul(sg, w3o)"]
     body.append("out = add(x, w2o)")
@@ -77,21 +85,9 @@ def swiglu_graph(name, m, k, n, act, weight="i8", group=128):
     params = [f"x: {act}[{m}, {k}]"]
     body = []
     for w in ["w1", "w3"]:
-        if weight == "i8":
-            params += [f"{w}: i8[{n}, {k}]", f"s{w}: {act}[{n}]"]
-            body += [f"{w}f = convert({w}, {act})", f"{w}y = linear(x, {w}f)",
-                     f"{w}o = mul({w}y, s{w})"]
-        elif weight == "i4":
-            params += [f"{w}: i4[{n}, {k}]", f"s{w}: {act}[{n}, {k // group}]",
-                       f"z{w}: {act}[{n}, {k // group}]"]
-            body += [f"{w}f = convert({w}, {act})",
-                     f"{w}s = repeat(s{w}, {group})",
-                     f"{w}z = repeat(z{w}, {group})",
-                     f"{w}m = mul({w}f, {w}s)", f"{w}d = add({w}m, {w}z)",
-                     f"{w}o = linear(x, {w}d)"]
-        else:
-            params.append(f"{w}: {act}[{n}, {k}]")
-            body.append(f"{w}o = linear(x, {w})")
+        p, b = linear(w, "x", n, k, act, weight, group)
+        params += p
+        body += b
     body += ["sg = silu(w1o)", "a = mul(sg, w3o)"]
     return graph(name, params, f"{act}[{m}, {n}]", body, "a")
 
