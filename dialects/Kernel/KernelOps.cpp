@@ -196,13 +196,6 @@ SmallVector<Operation *> ContractOp::getBOps() {
   return succeeded(ops) ? *ops : SmallVector<Operation *>{};
 }
 
-OperandRange ContractOp::getWeightBInputs(unsigned w) {
-  if (w == 0)
-    return getBInputs();
-  unsigned n = getBInputs().size();
-  return getSiblingBInputs().slice((w - 1) * n, n);
-}
-
 int64_t ContractOp::getGroupSize() {
   std::optional<ArrayAttr> maps = getBMaps();
   if (getBInputs().empty() || !maps)

@@ -239,8 +239,6 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     ::mlir::Value getAPrologueValue();
     /// The prologue's ops, in block order (empty without a_inputs).
     ::llvm::SmallVector<::mlir::Operation *> getAOps();
-    /// The b inputs of weight `w`: B's (w = 0), else sibling w - 1's.
-    ::mlir::OperandRange getWeightBInputs(unsigned w);
     /// The group size G of the b_maps (`d1 floordiv G`), K where they read
     /// per row only, 0 without b_inputs.
     int64_t getGroupSize();
