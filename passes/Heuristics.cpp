@@ -201,20 +201,20 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     s.warps = 4, s.rows = 2, s.kwarps = 2;
     s.vec = 32;
   } else {
-    // Two warps of 32 weight rows by 64 rows of M.
+    // Two warps of 32 weight rows by 64 rows of M. int4, with its scales
+    // and zeros, is there at the edge of the register file: left to itself
+    // ptxas spilled 28 bytes at 255 registers (4096 x 14336, M = 128,
+    // sm_90); given .maxnreg 255 it fits in 254 (110.8 us against 135.1,
+    // bench/results/2026-12-04-int4-siblings).
     s.warps = 2, s.rows = 2, s.kwarps = 1;
     s.vec = 32;
+    if (c.b == DType::I4)
+      s.regs = 255;
   }
   // 16-bit weights: twice the registers per weight row (ptxas spills 32
   // rows per warp of f16 weights at M = 40).
   if (dtypeBits(c.b) > 8)
     s.rows = 1;
-  // int4, with its scales and zeros, at 32 weight rows by 64 of M is at
-  // the edge of the register file: left to itself ptxas spilled 28 bytes
-  // at 255 registers (4096 x 14336, M = 128, sm_90); given .maxnreg 255 it
-  // fits in 254.
-  if (c.b == DType::I4 && s.rows == 2 && s.mtile == 64 && s.kwarps == 1)
-    s.regs = 255;
   while (s.vec > 16 && c.k % (4 * s.vec * s.kwarps))
     s.vec /= 2;
   if (c.k % (4 * s.vec * s.kwarps))

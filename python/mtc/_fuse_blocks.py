@@ -10,12 +10,10 @@ from ._fused import fused_ffn, fused_ffn_int4
 from ._int4 import _PACKED
 
 
-def _linear_parts(linear) -> Optional[Tuple[int, Tuple[str, ...]]]:
-    """(groupsize, names of its tensors) of a linear without bias that
-    fused_ffn takes: int8 per channel (gpt-fast's WeightOnlyInt8Linear or
-    mtc's WoqLinear; groupsize 0, ("weight", "scales")) or mtc's int4
-    Int4Linear without padding (its groupsize, ("weight", "scales",
-    "zeros")); else None."""
+def _groupsize(linear) -> Optional[int]:
+    """0 for an int8 per-channel linear without bias (gpt-fast's
+    WeightOnlyInt8Linear or mtc's WoqLinear), the group size for mtc's int4
+    Int4Linear without bias or padding, else None."""
     w = getattr(linear, "weight", None)
     s = getattr(linear, "scales", None)
     if getattr(linear, "bias", None) is not None or \
@@ -23,28 +21,28 @@ def _linear_parts(linear) -> Optional[Tuple[int, Tuple[str, ...]]]:
             not isinstance(s, torch.Tensor):
         return None
     if w.dtype == torch.int8 and s.dim() == 1:
-        return 0, ("weight", "scales")
+        return 0
     g = getattr(linear, "groupsize", None)
     z = getattr(linear, "zeros", None)
     if (w.dtype in _PACKED and w.dim() == 2 and isinstance(g, int) and
             isinstance(z, torch.Tensor) and s.dim() == 2 and
             getattr(linear, "origin_in_features", None) ==
             getattr(linear, "in_features", 0)):
-        return g, ("weight", "scales", "zeros")
+        return g
     return None
 
 
 def _ffn_kind(linears) -> Tuple[Optional[int], str]:
     """The groupsize (0: int8) the three linears share, or None and why not
     (what follows "its ... linears")."""
-    parts = [_linear_parts(l) for l in linears]
-    if any(p is None for p in parts):
+    groups = [_groupsize(l) for l in linears]
+    if None in groups:
         return None, ("are not int8 per channel or mtc's int4 (Int4Linear) "
                       "without bias (mtc.torch.swap or quantize_ makes them "
                       "so)")
-    if len({p[0] for p in parts}) != 1:
+    if len(set(groups)) != 1:
         return None, "mix int8 and int4, or int4 group sizes"
-    return parts[0][0], ""
+    return groups[0], ""
 
 
 def _ffn(h, norm_weight, eps, linears, groupsize, residual):
