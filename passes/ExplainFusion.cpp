@@ -88,6 +88,9 @@ void describe(Operation *op, unsigned index) {
     if (!c.getAInputs().empty())
       d << "; the activations' prologue reads " << c.getAInputs().size()
         << " more input(s)";
+    if (c.hasRowStatistic())
+      d << "; each block derives its rows' statistic (a reduction over A's "
+           "rows) before its first step";
     if (!c.getBInputs().empty())
       d << "; the weight's side dequantizes with " << c.getBInputs().size()
         << " input(s) read per row or group";
@@ -118,11 +121,12 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
       if (!why.empty())
         return "no activation prologue: " + why;
     }
-    if (isa<ReduceOp>(prod) && llvm::is_contained(c.getAInputs(), v))
-      return "the contraction's prologue reads it once per row: a row "
-             "statistic must be complete before the row is scaled, and "
-             "deriving it inside each block of the contraction is not done "
-             "yet";
+    if (auto red = dyn_cast<ReduceOp>(prod))
+      for (auto [j, in] : llvm::enumerate(c.getAInputs()))
+        if (in == v)
+          return "the contraction's prologue reads it once per row, and "
+                 "does not derive it itself: " +
+                 statisticBlocker(c, red, unsigned(j));
     auto pc = dyn_cast<ContractOp>(prod);
     if (pc && llvm::is_contained(c.getEpilogueInputs(), v))
       return pc.getA() == c.getA()

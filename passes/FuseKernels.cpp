@@ -16,9 +16,10 @@
 //      over the same iteration space, becomes the epilogue;
 //    - FuseElementwiseProducer / FuseEpilogueInputProducer: an elementwise
 //      kernel whose only user is another kernel is inlined into it;
-//    then, once those have settled, activation prologues (FusePrologue.cpp)
-//    and horizontal fusion of contractions of the same activations
-//    (FuseSiblings.cpp).
+//    then, once those have settled, activation prologues (FusePrologue.cpp),
+//    horizontal fusion of contractions of the same activations
+//    (FuseSiblings.cpp), and the row statistics those prologues read
+//    (FusePrologue.cpp: each block of the contraction sums its rows).
 // 3. Outputs that are graph inputs, or returned twice, get a copy kernel.
 //
 // Regions are merged by cloning the small side and moving the large one: a
@@ -326,6 +327,19 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     addSiblingFusion(siblings, numSiblings, lists);
     if (succeeded(merged))
       merged = applyPatternsGreedily(func, std::move(siblings), config);
+    // 2d. Row statistics into the contractions that read them, once the
+    // siblings have joined (one sum of the row per joined kernel). Only the
+    // contractions with a prologue are visited: a pass over every op of a
+    // wide graph is not free.
+    SmallVector<Operation *> prologued;
+    for (Operation &op : func.getBody().front())
+      if (auto c = dyn_cast<ContractOp>(op); c && !c.getAInputs().empty())
+        prologued.push_back(c);
+    RewritePatternSet statistics(&getContext());
+    addStatisticFusion(statistics, numStatistics, lists);
+    if (succeeded(merged) && !prologued.empty())
+      merged =
+          applyOpPatternsGreedily(prologued, std::move(statistics), config);
     lists.finish(func);
     if (failed(merged))
       return signalPassFailure();

@@ -17,6 +17,14 @@
 // cloned for each: its inputs are rows of activations, small beside a
 // weight.
 //
+// The last phase, FoldRowStatistic, moves the row reduction such a
+// prologue reads (the norm's rsqrt(mean(x^2) + eps)) into the contraction
+// as its `statistic`: every block sums its rows of A before its first step,
+// instead of a one-warp kernel of its own that the contraction waits for
+// (a launch and a round trip through memory per norm). It applies on the
+// simt kind where the extra read of A's rows is at most half the weight
+// bytes a block streams (statisticBlocker says why not elsewhere).
+//
 //===----------------------------------------------------------------------===//
 #include "passes/FusionSupport.h"
 #include "passes/Heuristics.h"
@@ -138,4 +146,122 @@ struct FoldActivationPrologue : OpRewritePattern<ContractOp> {
 void mtc::fusion::addPrologueFusion(RewritePatternSet &patterns,
                                     Pass::Statistic &stat, MergeLists &lists) {
   patterns.add<FoldActivationPrologue>(patterns.getContext(), stat, lists);
+}
+
+//===----------------------------------------------------------------------===//
+// Row statistics
+//===----------------------------------------------------------------------===//
+
+std::string mtc::fusion::statisticBlocker(ContractOp op, ReduceOp red,
+                                          unsigned input) {
+  if (op.hasRowStatistic())
+    return "the contraction derives another row statistic already";
+  if (!red.getEpilogueInputs().empty())
+    return "the reduction's epilogue reads inputs";
+  Value a = op.getA();
+  auto aType = cast<RankedTensorType>(a.getType());
+  SmallVector<AffineMap> maps = mapsOf(red.getIndexingMaps());
+  if (red.getInputs().size() != 1 || red.getInputs()[0] != a ||
+      !maps[0].isIdentity())
+    return "the reduction reads more than the contraction's activations, "
+           "element for element";
+  auto rType = cast<RankedTensorType>(red.getType());
+  AffineMap amap = mapsOf(*op.getAMaps())[input];
+  if (aType.getRank() != 2 ||
+      rType.getShape() != ArrayRef<int64_t>{aType.getDimSize(0), 1} ||
+      !rType.getElementType().isF32() ||
+      amap != AffineMap::get(2, 0,
+                             {getAffineDimExpr(0, op.getContext()),
+                              getAffineConstantExpr(0, op.getContext())},
+                             op.getContext()))
+    return "the prologue does not read it as an f32 per row of A";
+  ContractShape c = contractShape(op);
+  c.rowStatistic = true;
+  ScheduleParams s = defaultContractSchedule(c);
+  if (s.kind != ScheduleKind::simt)
+    return "the contraction starts on the " +
+           stringifyScheduleKind(s.kind).str() +
+           " kind, which does not sum A's rows before its first step";
+  // Each block reads its rows of A once more; worth it where that is at
+  // most half the weight bytes the block streams.
+  ContractGeometry geo = contractGeometry(c, s);
+  int64_t rowBytes = s.mtile * tensorBytes(c.a, c.k);
+  int64_t weightBytes = geo.colsPerBlock * c.weights * c.weightBytes(c.k);
+  if (2 * rowBytes > weightBytes)
+    return "each block would read " + std::to_string(rowBytes) +
+           " bytes of A's rows to sum them, more than half the " +
+           std::to_string(weightBytes) + " weight bytes it streams";
+  return "";
+}
+
+namespace {
+
+/// A contraction whose prologue reads a row reduction of its own
+/// activations (an RMSNorm's rsqrt(mean(x^2) + eps), per row) derives it
+/// itself: the reduction's regions become the contraction's `statistic`,
+/// and the reduction is no longer a kernel of its own. A reduction read by
+/// several contractions is cloned for each.
+struct FoldRowStatistic : OpRewritePattern<ContractOp> {
+  FoldRowStatistic(MLIRContext *ctx, Pass::Statistic &stat, MergeLists &lists)
+      : OpRewritePattern(ctx), stat(stat), lists(lists) {}
+
+  LogicalResult matchAndRewrite(ContractOp op,
+                                PatternRewriter &rewriter) const override {
+    for (auto [j, v] : llvm::enumerate(op.getAInputs())) {
+      auto red = v.getDefiningOp<ReduceOp>();
+      if (!red || !statisticBlocker(op, red, unsigned(j)).empty())
+        continue;
+      if (!red->hasOneUse()) {
+        rewriter.setInsertionPoint(op);
+        Operation *copy = rewriter.clone(*red);
+        lists.copied(copy, red);
+        rewriter.modifyOpInPlace(op, [&, j = j] {
+          op.getAInputsMutable()[unsigned(j)].assign(copy->getResult(0));
+        });
+        return success();
+      }
+      fold(op, red, unsigned(j), rewriter);
+      ++stat;
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "no row statistic to derive");
+  }
+
+  void fold(ContractOp op, ReduceOp red, unsigned j,
+            PatternRewriter &rewriter) const {
+    InputList aIn, all = aInputsOf(op);
+    for (unsigned i = 0; i < all.values.size(); ++i)
+      if (i != j)
+        aIn.add(all.values[i], all.maps[i]);
+    rewriter.setInsertionPoint(op);
+    Location loc = lists.fuseLocs(red, op);
+    ContractOp fused = createContract(
+        rewriter, loc, op.getType(), op.getA(), op.getB(), false, false,
+        bInputsOf(op), inputsOf(op.getEpilogueInputs(), op.getEpilogueMaps()),
+        lists.pendingNodes(rewriter.getContext()), aIn, op.getSiblings(),
+        op.getSiblingBInputs());
+    lists.mergeNodes(fused, red, op);
+    fused.getBody().takeBody(op.getBody());
+    fused.getEpilogue().takeBody(op.getEpilogue());
+    fused.getStatBody().takeBody(red.getBody());
+    fused.getStatEpilogue().takeBody(red.getEpilogue());
+    // The statistic's argument moves from the a inputs' to the last.
+    Block &body = fused.getBody().front();
+    BlockArgument old = body.getArgument(2 + op.getBInputs().size() + j);
+    BlockArgument arg = body.addArgument(old.getType(), old.getLoc());
+    rewriter.replaceAllUsesWith(old, arg);
+    body.eraseArgument(old.getArgNumber());
+    rewriter.replaceOp(op, fused.getResult());
+    rewriter.eraseOp(red);
+  }
+
+  Pass::Statistic &stat;
+  MergeLists &lists;
+};
+
+} // namespace
+
+void mtc::fusion::addStatisticFusion(RewritePatternSet &patterns,
+                                     Pass::Statistic &stat, MergeLists &lists) {
+  patterns.add<FoldRowStatistic>(patterns.getContext(), stat, lists);
 }

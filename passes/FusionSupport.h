@@ -73,6 +73,12 @@ bool recomputesMath(kernel::ElementwiseOp prod, kernel::ElementwiseOp consumer);
 std::string prologueBlocker(kernel::ContractOp op, kernel::ElementwiseOp prod,
                             unsigned &source);
 
+/// Why `op` cannot derive the row statistic `red` computes (a norm's
+/// rsqrt, read by its prologue as a_input #`input`) itself, so that the
+/// reduction is not a kernel of its own (empty: it can; FusePrologue.cpp).
+std::string statisticBlocker(kernel::ContractOp op, kernel::ReduceOp red,
+                             unsigned input);
+
 /// Why `first`, whose result `second` reads in its epilogue, cannot join
 /// `second` as its sibling (one contraction over both weights; empty: it
 /// can; FuseSiblings.cpp).

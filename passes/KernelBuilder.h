@@ -134,10 +134,16 @@ void addPrologueFusion(mlir::RewritePatternSet &patterns,
 
 /// Adds FuseSiblingContractions (FuseSiblings.cpp), which joins two
 /// contractions of the same activations, one read by the other's epilogue,
-/// into one over both weights (mtc-fuse's last phase), counting its merges
+/// into one over both weights (mtc-fuse's third phase), counting its merges
 /// in `stat`.
 void addSiblingFusion(mlir::RewritePatternSet &patterns,
                       mlir::Pass::Statistic &stat, MergeLists &lists);
+
+/// Adds FoldRowStatistic (FusePrologue.cpp), which moves the row reduction
+/// a contraction's prologue reads (a norm's statistic) into the contraction
+/// (mtc-fuse's last phase), counting its folds in `stat`.
+void addStatisticFusion(mlir::RewritePatternSet &patterns,
+                        mlir::Pass::Statistic &stat, MergeLists &lists);
 
 /// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
 /// function) by a kernel op with a single-node region.

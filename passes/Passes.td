@@ -58,7 +58,9 @@ def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
     Statistic<"numPrologues", "fused-activation-prologues",
               "Activation kernels folded into contractions as prologues">,
     Statistic<"numSiblings", "fused-sibling-contractions",
-              "Contractions joined to another of the same activations">
+              "Contractions joined to another of the same activations">,
+    Statistic<"numStatistics", "fused-row-statistics",
+              "Row reductions derived inside the contractions that read them">
   ];
 }
 

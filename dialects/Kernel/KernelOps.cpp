@@ -133,7 +133,7 @@ static FailureOr<ASide> aSideOf(ContractOp op) {
   arith::MulFOp mul = bodyProduct(op);
   Type aElem = cast<RankedTensorType>(op.getA().getType()).getElementType();
   Value v = mul.getLhs();
-  if (op.getAInputs().empty()) {
+  if (!op.hasPrologue()) {
     // No prologue: %a's own chain.
     if (failed(chainFrom(body.getArgument(0), v)))
       return failure();
@@ -254,6 +254,10 @@ LogicalResult ContractOp::verify() {
 
   if (failed(verifyBInputs(*this, n, kB)) || failed(verifyAInputs(*this, kA)))
     return failure();
+  if (hasRowStatistic() &&
+      (a.size() != 2 || getATransposed() || getBTransposed()))
+    return emitOpError("a row statistic needs a 2-D operand a [M, K] and a "
+                       "weight stored [N, K] (neither transposed)");
   for (auto [i, v] : llvm::enumerate(getSiblings())) {
     if (v.getType() != getB().getType())
       return emitOpError("sibling #")
@@ -297,6 +301,19 @@ LogicalResult ContractOp::verifyRegions() {
   SmallVector<Type> bodyArgs{aElem, bElem};
   for (Value v : llvm::concat<Value>(getBInputs(), getAInputs()))
     bodyArgs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  if (getStatBody().empty() != getStatEpilogue().empty() ||
+      getStatBody().getBlocks().size() > 1 ||
+      getStatEpilogue().getBlocks().size() > 1)
+    return emitOpError("a row statistic needs one block in each of "
+                       "stat_body and stat_epilogue");
+  if (hasRowStatistic()) {
+    bodyArgs.push_back(f32);
+    if (failed(verifyScalarRegion(*this, "stat_body", getStatBody(), {aElem},
+                                  f32)) ||
+        failed(verifyScalarRegion(*this, "stat_epilogue", getStatEpilogue(),
+                                  {f32}, f32)))
+      return failure();
+  }
   if (failed(verifyScalarRegion(*this, "body", getBody(), bodyArgs, f32)))
     return failure();
   Block &body = getBody().front();
@@ -305,11 +322,12 @@ LogicalResult ContractOp::verifyRegions() {
     return emitOpError("body must yield the arith.mulf of its two converted "
                        "operands");
   FailureOr<ASide> aSide = aSideOf(*this);
-  if (!getAInputs().empty()) {
+  if (hasPrologue()) {
     if (failed(aSide))
       return emitOpError("body's activation side must compute a value of a's "
-                         "element type from %a and the a inputs only, then "
-                         "convert it to f32 by a chain of arith conversions");
+                         "element type from %a, the a inputs and the row "
+                         "statistic only, then convert it to f32 by a chain "
+                         "of arith conversions");
     if (llvm::none_of(body.getArgument(0).getUsers(), [&](Operation *u) {
           return llvm::is_contained(aSide->ops, u);
         }))
@@ -375,15 +393,23 @@ void ContractOp::getAsmBlockArgumentNames(Region &region,
     return;
   Block &block = region.front();
   if (&region == &getBody()) {
-    unsigned numB = getBInputs().size();
-    if (block.getNumArguments() == 2 + numB + getAInputs().size()) {
+    unsigned numB = getBInputs().size(), numA = getAInputs().size();
+    bool stat = hasRowStatistic();
+    if (block.getNumArguments() == 2 + numB + numA + (stat ? 1 : 0)) {
       fn(block.getArgument(0), "a");
       fn(block.getArgument(1), "b");
-      for (unsigned i = 2; i < block.getNumArguments(); ++i)
+      for (unsigned i = 2; i < 2 + numB + numA; ++i)
         fn(block.getArgument(i), i < 2 + numB
                                      ? "w" + std::to_string(i - 2)
                                      : "x" + std::to_string(i - 2 - numB));
+      if (stat)
+        fn(block.getArguments().back(), "stat");
     }
+    return;
+  }
+  if (&region == &getStatBody() || &region == &getStatEpilogue()) {
+    if (block.getNumArguments() == 1)
+      fn(block.getArgument(0), &region == &getStatBody() ? "x" : "sum");
     return;
   }
   unsigned sums = 1 + getSiblings().size();
@@ -521,7 +547,8 @@ ContractShape mtc::kernel::contractShape(ContractOp op) {
   c.k = c.bTransposed ? b.getDimSize(0) : b.getDimSize(1);
   SmallVector<Operation *> aChain = op.getAChain(), bChain = op.getBChain();
   c.mmaAChain = aChain.size() == 1 && isa<arith::ExtFOp>(aChain[0]);
-  c.aPrologue = !op.getAInputs().empty();
+  c.aPrologue = op.hasPrologue();
+  c.rowStatistic = op.hasRowStatistic();
   if (isInteger(c.b)) {
     Block &body = op.getBody().front();
     c.mmaBChain = hasWeightPairs(body, a.getElementType());

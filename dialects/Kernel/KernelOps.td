@@ -192,6 +192,21 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     weight's group-wise scales and zeros), each sibling has its own, of the
     same types, read through the same b_maps: `sibling_b_inputs` holds them
     sibling by sibling (`S0`'s b_inputs, then `S1`'s, ...).
+
+    A row statistic derived in the kernel: where the prologue scales each
+    row of A by a statistic of that row (an RMSNorm's `rsqrt(mean(x^2) +
+    eps)`), the contraction may compute it itself instead of reading it from
+    a separate reduction. `statistic` holds a reduction's two regions over
+    the row A[m, :] (every block sums the rows it reads before its first
+    step):
+
+        stat[m] = stat_epilogue(sum over k of stat_body(A[m, k]))
+
+    `stat_body` takes an element of A and yields an f32 term, `stat_epilogue`
+    the f32 sum and yields the f32 statistic, and the body gets it as one
+    more argument, after the a inputs:
+    `^bb0(%a, %b, b_inputs..., a_inputs..., %stat: f32)`. It needs a 2-D A
+    `[M, K]` and a weight stored `[N, K]`, and runs on the simt kind.
   }];
   let arguments = (ins
     AnyRankedTensor:$a,
@@ -209,7 +224,8 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     StrArrayAttr:$nodes,
     OptionalAttr<Kernel_ScheduleAttr>:$schedule);
   let results = (outs AnyRankedTensor:$result);
-  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
+  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue,
+                 AnyRegion:$stat_body, AnyRegion:$stat_epilogue);
   let assemblyFormat = [{
     $a `,` $b (`b_inputs` `(` $b_inputs^ `:` type($b_inputs) `)`)?
     (`siblings` `(` $siblings^ `:` type($siblings) `)`)?
@@ -218,10 +234,17 @@ def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     (`epilogue` `(` $epilogue_inputs^ `:` type($epilogue_inputs) `)`)?
     attr-dict `:` type($a) `,` type($b) `->` type($result)
     `body` $body `epilogue` $epilogue
+    (`statistic` $stat_body^ `then` $stat_epilogue)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
+    /// Whether the kernel derives its rows' statistic (stat_body and
+    /// stat_epilogue hold a block each): the body's last argument.
+    bool hasRowStatistic() { return !getStatBody().empty(); }
+    /// Whether the activations' side has a prologue: a inputs, or a row
+    /// statistic.
+    bool hasPrologue() { return !getAInputs().empty() || hasRowStatistic(); }
     /// Problem size: M (flattened rows of A), N and K.
     int64_t getM();
     int64_t getN();

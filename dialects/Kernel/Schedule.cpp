@@ -253,6 +253,11 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
            "simt or mma kind: the " +
            stringifyScheduleKind(s.kind).str() +
            " kind stages A in shared memory, where the prologue has no place";
+  if (c.rowStatistic && s.kind != ScheduleKind::simt)
+    return "a contraction that derives its rows' statistic (a norm's rsqrt) "
+           "runs on the simt kind: the " +
+           stringifyScheduleKind(s.kind).str() +
+           " kind does not sum A's rows before its first step";
   if (c.weights > ContractShape::kMaxWeights)
     return "a contraction reads at most " +
            std::to_string(ContractShape::kMaxWeights) + " weights, got " +
@@ -413,7 +418,9 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
   ContractGeometry g = contractGeometry(c, s);
   l.grid = {g.gridN * g.gridM, 1, s.splitk};
   l.block = {s.warps * 32, 1, 1};
-  l.staticSharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0);
+  // A derived row statistic: one partial sum per warp and row.
+  l.staticSharedBytes = g.reduceFloats * 4 + (s.splitk > 1 ? 16 : 0) +
+                        (c.rowStatistic ? s.warps * s.mtile * 4 : 0);
   if (s.kind == ScheduleKind::tiled)
     l.dynamicSharedBytes = s.stages * g.stageBytes;
   if (s.kind == ScheduleKind::wgmma) {

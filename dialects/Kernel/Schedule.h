@@ -50,6 +50,10 @@ struct ContractShape {
   /// The activations' side has a prologue (a_inputs): only the kinds that
   /// load A into registers (simt, mma) run it.
   bool aPrologue = false;
+  /// The prologue's row statistic is derived in the kernel (the op's
+  /// `statistic` regions): each block sums its rows of A first. Only the
+  /// simt kind does.
+  bool rowStatistic = false;
   /// Weights read with the same activations (B and its siblings: gate and
   /// up projections joined by horizontal fusion); each output has one sum
   /// per weight. Only the simt and mma kinds run more than one.

@@ -33,7 +33,7 @@ ContractEmitter::ContractEmitter(OpBuilder &b, ContractOp op, StringRef name,
   eb = bytesOf(bElem);
   eo = bytesOf(outElem);
   aChain = op.getAChain();
-  if (!op.getAInputs().empty()) {
+  if (op.hasPrologue()) {
     aOps = op.getAOps();
     aPrologue = op.getAPrologueValue();
   }
@@ -111,12 +111,80 @@ Value ContractEmitter::aInputElement(unsigned j, Value m, Value k) {
                                {g.zext64(m), k}));
 }
 
+void ContractEmitter::deriveRowStatistics(ArrayRef<Value> rows,
+                                          ArrayRef<Value> rowIdx) {
+  int64_t threads = s.warps * 32, mt = int64_t(rows.size());
+  Block &term = op.getStatBody().front(),
+        &finish = op.getStatEpilogue().front();
+  // 16-byte loads where every row's start is 16-byte aligned.
+  int64_t vecElems = (K() * ea) % 16 == 0 ? 16 / ea : 1;
+  int64_t perRound = threads * vecElems, rounds = K() / perRound;
+  int64_t tailStart = rounds * perRound, tail = K() - tailStart;
+  Value warp = g.lshr(tid, g.c32(5));
+  Value partial = sharedArray("stat", g.f32, s.warps * mt);
+  Value mine = g.mul(g.zext64(tid), g.c64(vecElems));
+  for (int64_t i = 0; i < mt; ++i) {
+    auto add = [&](Value acc, Value raw) {
+      return g.fadd(acc, emitBlock(term, {asElement(raw, aElem)}));
+    };
+    SmallVector<Value> sum = unrolledLoop(
+        g.c64(0), g.c64(rounds),
+        std::min<int64_t>(std::max<int64_t>(rounds, 1), 8),
+        ValueRange{g.cf32(0)},
+        [&](Value first, int64_t n, ValueRange iters) -> SmallVector<Value> {
+          SmallVector<Raw> raw;
+          for (int64_t u = 0; u < n; ++u) {
+            Value k =
+                g.add(g.mul(g.add(first, g.c64(u)), g.c64(perRound)), mine);
+            raw.push_back(
+                loadRaw(g.gep(rows[i], aOffset(k)), vecElems * ea, true));
+          }
+          Value acc = iters[0];
+          for (const Raw &r : raw)
+            for (int64_t e = 0; e < vecElems; ++e)
+              acc = add(acc, rawElement(r, unsigned(e), ea));
+          return {acc};
+        });
+    Value acc = sum[0];
+    // The elements past the last whole round, one a thread per round.
+    for (int64_t t = 0; t < (tail + threads - 1) / threads; ++t) {
+      Value k = g.add(g.c64(tailStart + t * threads), g.zext64(tid));
+      Value valid = g.cmp(Pred::ult, k, g.c64(K()));
+      Value raw =
+          g.load(g.b.getIntegerType(ea * 8),
+                 g.gep(rows[i], aOffset(g.umin(k, g.c64(K() - 1)))), ea, true);
+      acc = g.select(valid, add(acc, raw), acc);
+    }
+    Value total = warpSum(acc);
+    g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
+      g.store(
+          total,
+          sharedElem(partial, g.add(g.mul(g.c32(i), g.c32(s.warps)), warp), 4),
+          4);
+    });
+  }
+  g.barrier();
+  for (int64_t i = 0; i < mt; ++i) {
+    Value total = g.cf32(0);
+    for (int64_t w = 0; w < s.warps; ++w)
+      total = g.fadd(
+          total,
+          g.load(g.f32, sharedElem(partial, g.c32(i * s.warps + w), 4), 4));
+    rowStats[rowIdx[i]] = emitBlock(finish, {total});
+  }
+}
+
 Raw ContractEmitter::applyPrologue(const Raw &raw, Value m, Value k,
                                    int64_t count) {
   if (aOps.empty())
     return raw;
   Block &body = op.getBody().front();
   unsigned firstA = 2 + op.getBInputs().size();
+  Value stat;
+  if (op.hasRowStatistic()) {
+    stat = rowStats.lookup(m);
+    assert(stat && "deriveRowStatistics runs before the prologue");
+  }
   // Inputs that do not vary along K (a row's statistic) are loaded once.
   SmallVector<Value> fixed(AI.size());
   for (unsigned j = 0; j < AI.size(); ++j) {
@@ -134,6 +202,8 @@ Raw ContractEmitter::applyPrologue(const Raw &raw, Value m, Value k,
     for (unsigned j = 0; j < AI.size(); ++j)
       map.map(body.getArgument(firstA + j),
               fixed[j] ? fixed[j] : aInputElement(j, m, ke));
+    if (stat)
+      map.map(body.getArgument(firstA + AI.size()), stat);
     for (Operation *o : aOps)
       map.map(o->getResult(0), emitScalarOp(o, map));
     out.push_back(g.bitcast(g.b.getIntegerType(ea * 8), map.lookup(aPrologue)));

@@ -69,6 +69,10 @@ protected:
   /// value of A's element type they compute (the A chain converts it).
   llvm::SmallVector<mlir::Operation *> aOps;
   mlir::Value aPrologue;
+  /// A derived row statistic (the op's `statistic`): each row's value, by
+  /// the Value of the row index the prologue is applied with
+  /// (deriveRowStatistics).
+  llvm::DenseMap<mlir::Value, mlir::Value> rowStats;
   /// The weight's side computes on pairs of A's 16-bit type (an integer
   /// weight whose conversion and dequantization WeightSide.h accepts).
   bool weightPairs = false;
@@ -93,6 +97,13 @@ protected:
                     int64_t count);
   /// Element (m, k) of a input `j` as its map reads it.
   mlir::Value aInputElement(unsigned j, mlir::Value m, mlir::Value k);
+  /// Sums the block's rows of A through the op's stat_body, all threads of
+  /// the block together (16-byte loads of each thread's elements issued
+  /// before any is summed, warps meeting in shared memory, a fixed order),
+  /// and sets rowStats[rowIdx[i]] to stat_epilogue of row i's sum. `rows`
+  /// are the rows' pointers (aBase).
+  void deriveRowStatistics(llvm::ArrayRef<mlir::Value> rows,
+                           llvm::ArrayRef<mlir::Value> rowIdx);
 
   /// Pointer to A's row `mi` (non-transposed) or column (transposed).
   mlir::Value aBase(mlir::Value mi);

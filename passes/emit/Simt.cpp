@@ -103,6 +103,8 @@ void SimtEmitter::emitNK() {
     aRowIdx.push_back(clampedRow(i));
     aRow.push_back(aBase(aRowIdx.back()));
   }
+  if (op.hasRowStatistic())
+    deriveRowStatistics(aRow, aRowIdx);
   Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
 
   // Two partial sums per output: acc[(i * rows + r) * 2 + parity].

@@ -144,15 +144,22 @@ def fused_cases(quick):
             nm = f"fused_ffn4_{act}_m{m}_1024x2816"
             cs.append((nm, ffn_graph(nm, m, 1024, 2816, act, "i4"), []))
     # Prologues (the norm's scaling in the gate and up projections, fused at
-    # M = 1) on paths the heuristic does not take at these sizes: a K that
-    # leaves a tail for simt's scalar loop (1000 = 512 + 488), and the mma
-    # kind forced at M = 1.
-    nm = "fused_ffn_bf16_m1_1000x2816"
-    cs.append((nm, ffn_graph(nm, 1, 1000, 2816, "bf16"), []))
-    for tag, m, sched in [("mma_m1", 1, "mma w4 r1 kw1 v16 u2 mt8 sk1")]:
-        nm = f"fused_ffn_sched_{tag}_1024x2816"
-        cs.append((nm, ffn_graph(nm, m, 1024, 2816, "bf16"),
-                   ["--schedule", f"1={sched}", "--schedule", f"2={sched}"]))
+    # M = 1, with the row statistic each block derives) on paths the
+    # heuristic does not take at these sizes: a K that leaves a tail for
+    # simt's scalar loop (1000 = 512 + 488; the statistic's 128 threads sum
+    # it one element at a time), a row that is not a multiple of 16 bytes
+    # (1500: the statistic loads scalars, 11 rounds and a tail of 92), other
+    # block shapes (8 warps, 2 of them on K; one warp), and the mma kind
+    # forced on the down projection.
+    for k in [1000, 1500]:
+        nm = f"fused_ffn_bf16_m1_{k}x2816"
+        cs.append((nm, ffn_graph(nm, 1, k, 2816, "bf16"), []))
+    for tag, sched in [("w8_kw2", "0=simt w8 r1 kw2 v8 u2 mt1 sk1"),
+                       ("w1", "0=simt w1 r2 kw1 v16 u4 mt1 sk1"),
+                       ("down_mma", "1=mma w4 r1 kw1 v16 u2 mt8 sk1")]:
+        nm = f"fused_ffn_sched_{tag}_m1_1024x2816"
+        cs.append((nm, ffn_graph(nm, 1, 1024, 2816, "f16" if tag == "w1"
+                                 else "bf16"), ["--schedule", sched]))
     # Reduce schedules: several rows per warp, one warp per block, scalar
     # loads (vec 1), a K that is not a multiple of the vector (1000 % 8),
     # and steps loaded several at a time where lanes have different counts

@@ -179,10 +179,10 @@ def test_ffn_graph_compiles(tmp_path, residual):
                           "M=1", "-o", str(tmp_path / "out")],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    # At M = 1: the statistic, gate and up as one kernel over both weights
-    # (siblings) with the norm's scaling as its prologue, down with the
-    # residual.
-    assert out.stdout.startswith("ffn: 3 kernels")
+    # At M = 1: gate and up as one kernel over both weights (siblings) with
+    # the norm's scaling as its prologue and the row statistic derived in
+    # each block, down with the residual.
+    assert out.stdout.startswith("ffn: 2 kernels")
 
 
 def args_int4():

@@ -39,15 +39,32 @@ graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8
   graph.return %dd : tensor<8x64xbf16>
 }
 
-// At M = 1 the scaling is each projection's prologue, and the statistic is
-// read by the prologues.
+// At M = 1 the scaling is the projection's prologue, and the projection
+// derives the statistic the prologue reads: one kernel.
 graph.func @prologue(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>) -> tensor<1x96xbf16> {
   %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
   %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
   %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
-  // expected-remark@+2 {{kernel 0 (reduce) computes 4 nodes: xf, sq, ms, r}}
-  // expected-remark@+1 {{'r' ([1, 1] f32, 4 B) is written by kernel 0 and read by kernel 1: the contraction's prologue reads it once per row}}
   %r = graph.rsqrt %ms : tensor<1x1xf32> -> tensor<1x1xf32>
+  %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
+  %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
+  %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
+  %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
+  // expected-remark@+1 {{kernel 0 (contract) computes 9 nodes: xf, sq, ms, r, nf, nb, n, w1f, g0; the activations' prologue reads 1 more input(s); each block derives its rows' statistic (a reduction over A's rows) before its first step}}
+  %g0 = graph.linear %n, %w1f : tensor<1x64xbf16>, tensor<96x64xbf16> -> tensor<1x96xbf16>
+  graph.return %g0 : tensor<1x96xbf16>
+}
+
+// The statistic of another tensor (%y) scales %x: the contraction cannot
+// derive it from its own rows, so the reduction stays a kernel and the
+// remark says why.
+graph.func @other_rows(%x: tensor<1x64xbf16>, %y: tensor<1x64xf32>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>) -> tensor<1x96xbf16> {
+  %sq = graph.mul %y, %y : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
+  %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
+  // expected-remark@+2 {{kernel 0 (reduce) computes 3 nodes: sq, ms, r}}
+  // expected-remark@+1 {{'r' ([1, 1] f32, 4 B) is written by kernel 0 and read by kernel 1: the contraction's prologue reads it once per row, and does not derive it itself: the reduction reads more than the contraction's activations, element for element}}
+  %r = graph.rsqrt %ms : tensor<1x1xf32> -> tensor<1x1xf32>
+  %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
   %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
   %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
   %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>

@@ -55,7 +55,7 @@ graph.func @weight_kn(%x: tensor<2x64xbf16>, %w: tensor<64x32xi8>, %g: tensor<64
 #pcol = affine_map<(d0, d1) -> (d1)>
 #prow = affine_map<(d0, d1) -> (d0, 0)>
 graph.func @reads_b(%x: tensor<2x64xbf16>, %w: tensor<32x64xi8>, %g: tensor<64xbf16>, %r: tensor<2x1xf32>) -> tensor<2x32xbf16> {
-  // expected-error @+1 {{'kernel.contract' op body's activation side must compute a value of a's element type from %a and the a inputs only, then convert it to f32 by a chain of arith conversions}}
+  // expected-error @+1 {{'kernel.contract' op body's activation side must compute a value of a's element type from %a, the a inputs and the row statistic only, then convert it to f32 by a chain of arith conversions}}
   %y = kernel.contract %x, %w a_inputs(%g, %r : tensor<64xbf16>, tensor<2x1xf32>) {a_maps = [#pcol, #prow], epilogue_maps = [], nodes = ["y"], schedule = #kernel.schedule<kind = simt, warps = 4, rows = 1, kwarps = 1, vec = 16, unroll = 1, mtile = 2, splitk = 1>} : tensor<2x64xbf16>, tensor<32x64xi8> -> tensor<2x32xbf16> body {
   ^bb0(%a: bf16, %b: i8, %x0: bf16, %x1: f32):
     %0 = arith.extf %a : bf16 to f32

@@ -433,3 +433,46 @@ graph.func @siblings_int4(%x: tensor<2x256xbf16>, %w: tensor<32x256xi4>, %s: ten
   }
   graph.return %y : tensor<2x32xbf16>
 }
+
+// kernel.contract that derives its rows' statistic (the `statistic`
+// regions): the body reads it as its last argument, %stat.
+
+// CHECK-LABEL: graph.func @row_statistic(
+// CHECK:         %y = kernel.contract %{{.*}}, %{{.*}} a_inputs(%{{.*}} : tensor<64xbf16>)
+// CHECK:         ^bb0(%a: bf16, %b: i8, %x0: bf16, %stat: f32):
+// CHECK:         } statistic {
+// CHECK-NEXT:    ^bb0(%x{{.*}}: bf16):
+// CHECK:         } then {
+// CHECK-NEXT:    ^bb0(%sum: f32):
+// CHECK-NEXT:      math.rsqrt %sum : f32
+#statcol = affine_map<(d0, d1) -> (d1)>
+graph.func @row_statistic(%act: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xi8>) -> tensor<1x32xbf16> {
+  %y = kernel.contract %act, %w a_inputs(%g : tensor<64xbf16>) {a_maps = [#scol], epilogue_maps = [], nodes = ["y"]} : tensor<1x64xbf16>, tensor<32x64xi8> -> tensor<1x32xbf16> body {
+  ^bb0(%a: bf16, %b: i8, %x0: bf16, %stat: f32):
+    %0 = arith.extf %a : bf16 to f32
+    %1 = arith.mulf %0, %stat : f32
+    %2 = arith.truncf %1 : f32 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %x0 : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    %7 = arith.extf %6 : bf16 to f32
+    %8 = arith.sitofp %b : i8 to f32
+    %9 = arith.mulf %7, %8 : f32
+    kernel.yield %9 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %0 = arith.truncf %acc : f32 to bf16
+    kernel.yield %0 : bf16
+  } statistic {
+  ^bb0(%x: bf16):
+    %0 = arith.extf %x : bf16 to f32
+    %1 = arith.mulf %0, %0 : f32
+    kernel.yield %1 : f32
+  } then {
+  ^bb0(%sum: f32):
+    %0 = math.rsqrt %sum : f32
+    kernel.yield %0 : f32
+  }
+  graph.return %y : tensor<1x32xbf16>
+}
