@@ -53,7 +53,8 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               over 5 compiled steps); for mtc the sum of its
                               linear kernels (woq_*, woq4_*) against the
                               weight-read floor (int4: nibbles, scales and
-                              zeros)
+                              zeros); "breakdown": ms and launches per step
+                              by kernel_category, and launches_per_layer
   mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
@@ -68,6 +69,7 @@ import argparse
 import copy
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -153,10 +155,29 @@ def setup_caches(torch, model, batch, seq):
 # Measurements
 #===----------------------------------------------------------------------===#
 
+# Where a step's kernel time goes (the profile's "breakdown"): mtc's
+# linears alone (woq_*, woq4_*), mtc's graphs with a norm, SwiGLU or residual
+# fused around their linears (ffn_*, nlin_* norm + wqkv, lres_* wo +
+# residual), the other matmuls (Inductor's or cuBLAS's), attention (SDPA
+# and the KV copies it is fused with), and everything else (norms, RoPE,
+# cache writes, residual adds, sampling).
+def kernel_category(name):
+    if name.startswith(("woq_", "woq4_")):
+        return "mtc linears"
+    if name.startswith(("ffn_", "nlin_", "lres_")):
+        return "mtc fused graphs"
+    if re.search(r"sdpa|flash|fmha|scaled_dot_product|attention", name):
+        return "attention"
+    if re.search(r"(^|_)(mm|addmm|bmm)(_|$)|gemm|cutlass|xmma", name):
+        return "other matmuls"
+    return "other"
+
+
 class Bench:
     def __init__(self, torch, gen, args, model, reference):
         self.torch, self.gen, self.args = torch, gen, args
         self.model, self.ref = model, reference
+        self.n_layers = len(model.layers)
         self.decode_one_token = gen.decode_one_token  # uncompiled original
         self.ref_logits = {}
 
@@ -261,9 +282,21 @@ class Bench:
                   if k.startswith(("woq_", "woq4_")))
         top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
         mtc_ffn = sum(v for k, v in kernels.items() if k.startswith("ffn_"))
+        breakdown = {}
+        for e in p.key_averages():
+            us = getattr(e, "self_device_time_total", None)
+            if us is None:
+                us = e.self_cuda_time_total
+            if us > 0 and not e.key.startswith(("Memcpy", "Memset")):
+                ms, n = breakdown.get(kernel_category(e.key), (0.0, 0.0))
+                breakdown[kernel_category(e.key)] = (
+                    ms + us / 1e3 / steps, n + e.count / steps)
         return {"kernel_ms_per_step": total, "mtc_linear_ms_per_step": mtc,
                 "mtc_ffn_ms_per_step": mtc_ffn,
                 "launches_per_step": launches / steps,
+                "launches_per_layer": launches / steps / self.n_layers,
+                "breakdown": {k: [round(ms, 4), round(n, 2)]
+                              for k, (ms, n) in sorted(breakdown.items())},
                 "top": [[k[:80], round(v, 4)] for k, v in top]}
 
     def compile_fresh(self):

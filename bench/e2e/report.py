@@ -94,6 +94,31 @@ def fused_table(rows):
     return "\n".join(lines)
 
 
+def breakdown_table(rows):
+    """Where each decode row's kernel time goes (gpt_fast.py's
+    kernel_category): ms per step (launches per step) by category, and
+    launches per layer (empty for rows without a breakdown)."""
+    cats = sorted({c for r in rows.values()
+                   for c in r.get("profile", {}).get("breakdown", {})})
+    keys = [k for k in sorted(rows, key=lambda k: (k[2], k[0]))
+            if k[1] == "decode" and rows[k].get("profile", {}).get(
+                "breakdown")]
+    if not keys:
+        return ""
+    lines = ["| system | B | " + " | ".join(cats) +
+             " | launches per layer |",
+             "|---|---|" + "---|" * (len(cats) + 1)]
+    for s, _, b in keys:
+        p = rows[(s, "decode", b)]["profile"]
+        cells = []
+        for c in cats:
+            ms, n = p["breakdown"].get(c, (0.0, 0.0))
+            cells.append(f"{ms:.3f} ({n:.0f})" if n else "-")
+        lines.append(f"| {s} | {b} | " + " | ".join(cells) +
+                     f" | {_fmt(p.get('launches_per_layer'), '.1f')} |")
+    return "\n".join(lines)
+
+
 def targets(rows):
     out = []
 
@@ -250,6 +275,9 @@ def write(out: Path):
         if fused_table(rows):
             text += ["## mtc-fused: each block's feed-forward half as one "
                      "mtc graph", "", fused_table(rows), ""]
+        if breakdown_table(rows):
+            text += ["## Where the step's kernel time goes (ms per step, "
+                     "launches per step)", "", breakdown_table(rows), ""]
         errors = [f"- {s} failed: {r.get('error', '?')}"
                   for (s, phase, _), r in sorted(rows.items())
                   if phase == "error"]
@@ -269,6 +297,10 @@ def write(out: Path):
                          if phase == "error"]
             else:
                 text += [int4_notes(rows), ""]
+            if breakdown_table(rows):
+                text += ["Where the step's kernel time goes (ms per step, "
+                         "launches per step):", "", breakdown_table(rows),
+                         ""]
     (out / "results.md").write_text("\n".join(text))
     try:
         if set(modes) <= {"int8"}:

@@ -1,12 +1,14 @@
 """``fuse_blocks``: routes the feed-forward half of a model's decoder blocks
 through ``fused_ffn`` (int8 linears) or ``fused_ffn_int4`` (mtc's int4
-linears), in place. Import mtc.torch, not this module (it re-exports
-fuse_blocks)."""
+linears), and a gpt-fast block's attention linears through ``norm_linear``
+and ``linear_residual``, in place. Import mtc.torch, not this module (it
+re-exports fuse_blocks)."""
 from typing import Dict, Optional, Tuple
 
 import torch
 
 from ._fused import fused_ffn, fused_ffn_int4
+from ._fused_linear import linear_residual, norm_linear
 from ._int4 import _PACKED
 
 
@@ -32,7 +34,7 @@ def _groupsize(linear) -> Optional[int]:
     return None
 
 
-def _ffn_kind(linears) -> Tuple[Optional[int], str]:
+def _linears_kind(linears) -> Tuple[Optional[int], str]:
     """The groupsize (0: int8) the three linears share, or None and why not
     (what follows "its ... linears")."""
     groups = [_groupsize(l) for l in linears]
@@ -62,7 +64,7 @@ def _block_ffn_parts(block):
                                                              "ffn_norm", None)
     if ff is None or norm is None or not hasattr(block, "attention"):
         return None, "not a gpt-fast TransformerBlock"
-    group, why = _ffn_kind([getattr(ff, n, None) for n in ("w1", "w3", "w2")])
+    group, why = _linears_kind([getattr(ff, n, None) for n in ("w1", "w3", "w2")])
     if group is None:
         return None, "its feed-forward linears " + why
     if not isinstance(getattr(norm, "eps", None), float):
@@ -70,17 +72,85 @@ def _block_ffn_parts(block):
     return group, ""
 
 
-class _FusedFfnBlock:
+def _block_attn_parts(block):
+    """(groupsize, "") for a gpt-fast TransformerBlock whose attention
+    linears (wqkv, wo) fuse with the norm before and the residual after, or
+    (None, a reason)."""
+    attn, norm = block.attention, getattr(block, "attention_norm", None)
+    group, why = _linears_kind([getattr(attn, n, None)
+                                for n in ("wqkv", "wo")])
+    if group is None:
+        return None, "its attention's wqkv and wo " + why
+    if norm is None or not isinstance(getattr(norm, "eps", None), float) or \
+            not isinstance(getattr(norm, "weight", None), torch.Tensor):
+        return None, "its attention_norm has no weight and float eps"
+    return group, ""
+
+
+def _lin(linear, groupsize):
+    """(weight, scales, zeros) of an int8 (zeros None) or int4 linear."""
+    return (linear.weight, linear.scales,
+            linear.zeros if groupsize else None)
+
+
+class _FusedBlock:
     """Mixed into a gpt-fast TransformerBlock's class by fuse_blocks: its
-    attention half as gpt-fast computes it, its feed-forward half (norm,
-    SwiGLU, residual) as one fused_ffn or fused_ffn_int4."""
+    attention half with the norm inside wqkv (_NormedLinear) and the
+    residual in wo's kernel (linear_residual; wo itself passes its input
+    on, _DeferredLinear), unless its attention linears do not fuse (then as
+    gpt-fast computes it); its feed-forward half (norm, SwiGLU, residual) as
+    one fused_ffn or fused_ffn_int4."""
 
     def forward(self, x, input_pos, freqs_cis, mask):
-        h = x + self.attention(self.attention_norm(x), freqs_cis, mask,
-                               input_pos)
+        attn, group = self.attention, self._mtc_attn_group
+        if group is None:
+            h = x + attn(self.attention_norm(x), freqs_cis, mask, input_pos)
+        else:
+            y = attn(x, freqs_cis, mask, input_pos)
+            w, s, z = _lin(attn.wo, group)
+            h = linear_residual(y, w, s, x, z, group)
         ff = self.feed_forward
         return _ffn(h, self.ffn_norm.weight, self.ffn_norm.eps,
                     (ff.w1, ff.w3, ff.w2), self._mtc_groupsize, True)
+
+
+class _NormedLinear:
+    """Mixed into a fused block's attention.wqkv: the block's
+    attention_norm runs on the input first. One row of int8 is one
+    norm_linear kernel (the norm's scaling the linear's prologue, its
+    statistic derived in every block); otherwise the norm as the model
+    computes it, then the linear (at M > 1 mtc's norm is two kernels, the
+    statistic and the scaling, where Inductor makes one)."""
+
+    def forward(self, x):
+        norm, group = self._mtc_norm
+        if not group and x.numel() == x.shape[-1]:
+            return norm_linear(x, norm.weight, norm.eps, self.weight,
+                               self.scales)
+        return super().forward(norm(x))
+
+
+class _DeferredLinear:
+    """Mixed into a fused block's attention.wo: passes its input on; the
+    block applies wo with the residual as one kernel (linear_residual)."""
+
+    def forward(self, y):
+        return y
+
+
+def _fuse_gpt_fast_block(block, group):
+    """Swaps the classes of ``block`` (and of its attention's wqkv and wo
+    where they fuse)."""
+    attn_group, _ = _block_attn_parts(block)
+    object.__setattr__(block, "_mtc_groupsize", group)
+    object.__setattr__(block, "_mtc_attn_group", attn_group)
+    if attn_group is not None:
+        attn = block.attention
+        object.__setattr__(attn.wqkv, "_mtc_norm",
+                           (block.attention_norm, attn_group))
+        attn.wqkv.__class__ = _subclass(type(attn.wqkv), _NormedLinear)
+        attn.wo.__class__ = _subclass(type(attn.wo), _DeferredLinear)
+    block.__class__ = _subclass(type(block), _FusedBlock)
 
 
 def _hf_mlp_parts(layer):
@@ -90,7 +160,7 @@ def _hf_mlp_parts(layer):
     reason)."""
     norm, mlp = layer.post_attention_layernorm, layer.mlp
     names = ("gate_proj", "up_proj", "down_proj")
-    group, why = _ffn_kind([getattr(mlp, n, None) for n in names])
+    group, why = _linears_kind([getattr(mlp, n, None) for n in names])
     if group is None:
         return None, "its mlp's gate_proj, up_proj and down_proj " + why
     act = getattr(mlp, "act_fn", None)
@@ -167,8 +237,14 @@ def fuse_blocks(model: torch.nn.Module):
     ``fused_ffn_int4``, in place (modules and state dict stay; their classes
     become subclasses):
 
-    - gpt-fast's ``TransformerBlock``: its forward computes the attention
-      half as gpt-fast does, then norm, SwiGLU and the residual as one graph;
+    - gpt-fast's ``TransformerBlock``: norm, SwiGLU and the residual as one
+      graph; where its attention's ``wqkv`` and ``wo`` are of the same kind,
+      ``attention_norm`` runs inside ``wqkv`` (one ``norm_linear`` kernel
+      for one row of int8) and ``x + wo(y)`` is one ``linear_residual``
+      kernel. The attention module's ``wo`` then passes its input on (the
+      block applies it): call the block, not its attention alone. Where
+      they are not, the attention half runs as gpt-fast computes it and
+      ``left`` names ``<block>.attention`` with the reason;
     - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
       and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
       quantized by ``quantize_``): its mlp computes the norm and SwiGLU as
@@ -183,14 +259,16 @@ def fuse_blocks(model: torch.nn.Module):
                         f"{type(model).__name__}")
     fused, left = 0, []
     for name, m in model.named_modules():
-        if isinstance(m, _FusedFfnBlock) or \
+        if isinstance(m, _FusedBlock) or \
                 isinstance(getattr(m, "mlp", None), _FusedMlp):
             continue
         if type(m).__name__ == "TransformerBlock":
             group, why = _block_ffn_parts(m)
             if not why:
-                object.__setattr__(m, "_mtc_groupsize", group)
-                m.__class__ = _subclass(type(m), _FusedFfnBlock)
+                _fuse_gpt_fast_block(m, group)
+                if m._mtc_attn_group is None:
+                    left.append((f"{name}.attention" if name else "attention",
+                                 _block_attn_parts(m)[1]))
         elif isinstance(getattr(m, "post_attention_layernorm", None),
                         torch.nn.Module) and \
                 isinstance(getattr(m, "mlp", None), torch.nn.Module):

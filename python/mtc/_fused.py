@@ -125,9 +125,10 @@ def fused_ffn_int4_eager(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2,
                       residual)
 
 
-def _check_common(h, norm_weight, eps, named, floats):
-    """The checks both forms share (``floats`` name the tensors of h's
-    dtype); returns D."""
+def _check_common(h, norm_weight, eps, named, floats, act="h"):
+    """The checks the norm's graphs share (``floats`` name the tensors of
+    the activations' dtype; ``act`` is the activations' argument name);
+    returns D."""
     for name, t in named.items():
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got "
@@ -135,8 +136,8 @@ def _check_common(h, norm_weight, eps, named, floats):
     if not isinstance(eps, float) or not eps > 0:
         raise ValueError(f"eps: expected a positive float, got {eps!r}")
     if h.dtype not in _DTYPES:
-        raise TypeError(f"h: expected dtype torch.bfloat16 or torch.float16, "
-                        f"got {h.dtype}")
+        raise TypeError(f"{act}: expected dtype torch.bfloat16 or "
+                        f"torch.float16, got {h.dtype}")
     d = h.shape[-1]
     if list(norm_weight.shape) != [d]:
         raise ValueError(f"norm_weight: expected shape [{d}], got "
@@ -144,11 +145,11 @@ def _check_common(h, norm_weight, eps, named, floats):
     for name in floats:
         t = named[name]
         if t.dtype != h.dtype:
-            raise TypeError(f"{name}: expected dtype {h.dtype} (h's), got "
+            raise TypeError(f"{name}: expected dtype {h.dtype} ({act}'s), got "
                             f"{t.dtype}")
     for name, t in named.items():
         if t.device != h.device:
-            raise ValueError(f"{name}: on {t.device}, h on {h.device}")
+            raise ValueError(f"{name}: on {t.device}, {act} on {h.device}")
     return d
 
 
@@ -206,56 +207,78 @@ def check_ffn_int4_args(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2,
     return d, h1
 
 
-def _artifact(dev, d, hid, dtype, eps, residual, groupsize):
-    key = (dev, d, hid, dtype, eps, residual, groupsize)
+def compiled(dev: int, key: Tuple, name: str, text) -> Artifact:
+    """The artifact of graph ``text()`` (named ``name``) for the GPU
+    ``dev`` at DEFAULT_BUCKETS, compiled once per ``key`` and process; it
+    cannot be compiled while a CUDA graph is being captured."""
+    key = (dev,) + key
     a = _artifacts.get(key)
     if a is not None:
         return a
     if torch.cuda.is_current_stream_capturing():
         raise RuntimeError(
-            "mtc: no fused feed-forward kernel is loaded for this shape, and "
-            "none can be compiled while a CUDA graph is being captured: run "
-            "the model once before capturing")
+            f"mtc: no kernel is loaded for {name}, and none can be compiled "
+            "while a CUDA graph is being captured: run the model once before "
+            "capturing")
     with _lock:
         if key not in _artifacts:
             arch, _ = _device_arch(dev)
-            name = (f"ffn_{d}x{hid}_{dtype}" +
-                    (f"_int4g{groupsize}" if groupsize else "") +
-                    ("" if residual else "_nores"))
             paths = compiler.compile_graphs(
-                {name: ffn_graph(name, d, hid, dtype, eps, residual,
-                                 groupsize)},
-                DEFAULT_BUCKETS,
-                arch=arch, target=device_target(dev), progress=None)
+                {name: text()}, DEFAULT_BUCKETS, arch=arch,
+                target=device_target(dev), progress=None)
             with torch.cuda.device(dev):
                 torch.cuda.synchronize()
                 _artifacts[key] = Artifact(paths[name])
     return _artifacts[key]
 
 
-def _run_ffn(h, norm_weight, eps, lins, groupsize, residual, d, hid):
-    """The block on mtc's kernels where it has them (CUDA, contiguous
-    tensors, M up to the largest bucket), else _ffn_eager."""
-    lead = tuple(h.shape[:-1])
+def _artifact(dev, d, hid, dtype, eps, residual, groupsize):
+    name = (f"ffn_{d}x{hid}_{dtype}" +
+            (f"_int4g{groupsize}" if groupsize else "") +
+            ("" if residual else "_nores"))
+    return compiled(dev, ("ffn", d, hid, dtype, eps, residual, groupsize),
+                    name, lambda: ffn_graph(name, d, hid, dtype, eps,
+                                            residual, groupsize))
+
+
+def launch(art: Artifact, x: torch.Tensor, ins, n_out: int,
+           padded=()) -> torch.Tensor:
+    """Runs ``art`` on ``x`` [..., K] (its rows flattened into M) and the
+    inputs ``ins`` (tensors, in the graph's order after x; those in
+    ``padded``, [..., n] like x's rows, are padded to the bucket with it),
+    returning the [..., n_out] output."""
+    lead = tuple(x.shape[:-1])
     m = 1
     for s in lead:
         m *= s
+    bucket = art.bucket_for(m)
+    rows = [x.reshape(m, x.shape[-1]).contiguous()] + \
+        [t.reshape(m, t.shape[-1]).contiguous() for t in padded]
+    if bucket != m:
+        rows = [F.pad(r, (0, 0, 0, bucket - m)) for r in rows]
+    out = torch.empty(bucket, n_out, dtype=x.dtype, device=x.device)
+    art.launch(m, torch.cuda.current_stream(x.device).cuda_stream,
+               [rows[0].data_ptr()] + [t.data_ptr() for t in ins] +
+               [r.data_ptr() for r in rows[1:]], [out.data_ptr()])
+    return out[:m].reshape(*lead, n_out)
+
+
+def device_index(t: torch.Tensor) -> int:
+    return t.device.index if t.device.index is not None else \
+        torch.cuda.current_device()
+
+
+def _run_ffn(h, norm_weight, eps, lins, groupsize, residual, d, hid):
+    """The block on mtc's kernels where it has them (CUDA, contiguous
+    tensors, M up to the largest bucket), else _ffn_eager."""
+    m = h.numel() // d if d else 0
     args = [t for lin in lins for t in lin]
     if (h.device.type != "cuda" or m == 0 or m > DEFAULT_BUCKETS[-1] or
             not all(t.is_contiguous() for t in [norm_weight] + args)):
         return _ffn_eager(h, norm_weight, eps, lins, groupsize, residual)
-    dev = h.device.index if h.device.index is not None else \
-        torch.cuda.current_device()
-    art = _artifact(dev, d, hid, _DTYPES[h.dtype], eps, residual, groupsize)
-    bucket = art.bucket_for(m)
-    x2 = h.reshape(m, d).contiguous()
-    if bucket != m:
-        x2 = F.pad(x2, (0, 0, 0, bucket - m))
-    out = torch.empty(bucket, d, dtype=h.dtype, device=h.device)
-    art.launch(m, torch.cuda.current_stream(h.device).cuda_stream,
-               [x2.data_ptr(), norm_weight.data_ptr()] +
-               [t.data_ptr() for t in args], [out.data_ptr()])
-    return out[:m].reshape(*lead, d)
+    art = _artifact(device_index(h), d, hid, _DTYPES[h.dtype], eps, residual,
+                    groupsize)
+    return launch(art, h, [norm_weight] + args, d)
 
 
 def _fused_ffn(h, norm_weight, eps, w1, s1, w3, s3, w2, s2, residual):

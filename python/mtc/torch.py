@@ -24,7 +24,9 @@
   routes the feed-forward half of every gpt-fast ``TransformerBlock`` (its
   RMSNorm, SwiGLU and residual around three int8 or int4 linears) through
   ``fused_ffn`` or ``fused_ffn_int4``, one mtc graph (``mtc._fused``,
-  ``mtc._fuse_blocks``).
+  ``mtc._fuse_blocks``), and its attention's linears through
+  ``norm_linear`` (the attention norm into ``wqkv``) and
+  ``linear_residual`` (``x + wo(y)``; ``mtc._fused_linear``).
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
@@ -51,6 +53,9 @@ from ._fuse_blocks import fuse_blocks
 from ._fused import (check_ffn_args, check_ffn_int4_args, ffn_graph,
                      fused_ffn, fused_ffn_eager, fused_ffn_int4,
                      fused_ffn_int4_eager)
+from ._fused_linear import (linear_residual, linear_residual_eager,
+                            linear_residual_graph, norm_linear,
+                            norm_linear_eager, norm_linear_graph)
 from ._int4 import (check_int4_args, check_int4_tensors, dequantize_int4,
                     int4_linear_eager, int4_module_shape, is_int4_module,
                     pack_int4, repack_gpt_fast_int4, tinygemm_nibbles,
@@ -72,7 +77,9 @@ __all__ = [
     "WoqLinear", "check_args", "check_int4_args", "check_int4_tensors",
     "check_tensors", "dequantize_int4", "graph_name", "int4_graph_name",
     "int4_linear_eager", "int4_module_shape", "is_int4_module",
-    "is_woq_module", "kernels", "pack_int4", "repack_gpt_fast_int4", "swap",
+    "is_woq_module", "kernels", "linear_residual", "linear_residual_eager",
+    "linear_residual_graph", "norm_linear", "norm_linear_eager",
+    "norm_linear_graph", "pack_int4", "repack_gpt_fast_int4", "swap",
     "tinygemm_nibbles", "unpack_int4", "woq_int4_linear", "woq_linear",
     "woq_linear_eager",
     "QUANTIZE_KINDS", "QuantizeReport", "quantize_", "quantize_int4",

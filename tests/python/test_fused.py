@@ -52,8 +52,7 @@ def int4_linear(n, k):
 class FeedForward(torch.nn.Module):
     def __init__(self, int8=True, int4=False):
         super().__init__()
-        make = int4_linear if int4 else Int8Linear if int8 else (
-            lambda n, k: torch.nn.Linear(k, n, bias=False).bfloat16())
+        make = linear_maker(int8, int4)
         self.w1, self.w3, self.w2 = make(H, D), make(H, D), make(D, H)
 
     def forward(self, x):
@@ -61,16 +60,28 @@ class FeedForward(torch.nn.Module):
 
 
 class Attention(torch.nn.Module):
+    """gpt-fast's attention's linears around something simple."""
+
+    def __init__(self, make):
+        super().__init__()
+        self.wqkv, self.wo = make(3 * D, D), make(D, D)
+
     def forward(self, x, freqs_cis, mask, input_pos):
-        return x * 0.5
+        q, k, v = self.wqkv(x).split([D, D, D], dim=-1)
+        return self.wo(q * torch.sigmoid(k) + v)
+
+
+def linear_maker(int8, int4):
+    return int4_linear if int4 else Int8Linear if int8 else (
+        lambda n, k: torch.nn.Linear(k, n, bias=False).bfloat16())
 
 
 class TransformerBlock(torch.nn.Module):
     """gpt-fast's block, its attention replaced by something simple."""
 
-    def __init__(self, int8=True, int4=False):
+    def __init__(self, int8=True, int4=False, attn=None):
         super().__init__()
-        self.attention = Attention()
+        self.attention = Attention(linear_maker(*(attn or (int8, int4))))
         self.feed_forward = FeedForward(int8, int4)
         self.ffn_norm = RMSNorm(D)
         self.attention_norm = RMSNorm(D)
@@ -86,7 +97,8 @@ class Model(torch.nn.Module):
         super().__init__()
         self.layers = torch.nn.ModuleList(
             [TransformerBlock(), TransformerBlock(int8=False),
-             TransformerBlock(), TransformerBlock(int4=True)])
+             TransformerBlock(attn=(False, False)),
+             TransformerBlock(int4=True)])
 
     def forward(self, x):
         for layer in self.layers:
@@ -101,10 +113,19 @@ def test_fuse_blocks_keeps_the_function():
     ref = model(x)
     fused, left = mt.fuse_blocks(model)
     assert fused == 3
-    assert left == [("layers.1", "its feed-forward linears are not int8 per channel or mtc's int4 (Int4Linear) without bias (mtc.torch.swap or quantize_ makes them so)")]
+    assert left == [("layers.1", "its feed-forward linears are not int8 per channel or mtc's int4 (Int4Linear) without bias (mtc.torch.swap or quantize_ makes them so)"),
+                    ("layers.2.attention", "its attention's wqkv and wo are not int8 per channel or mtc's int4 (Int4Linear) without bias (mtc.torch.swap or quantize_ makes them so)")]
     assert type(model.layers[0]).__name__ == "TransformerBlock"
-    assert isinstance(model.layers[0], _fuse_blocks._FusedFfnBlock)
-    assert isinstance(model.layers[3], _fuse_blocks._FusedFfnBlock)
+    for i in (0, 2, 3):
+        assert isinstance(model.layers[i], _fuse_blocks._FusedBlock)
+    # The attention linears of blocks 0 (int8) and 3 (int4) fuse; block 2's
+    # (bf16) run as before.
+    for i in (0, 3):
+        attn = model.layers[i].attention
+        assert isinstance(attn.wqkv, _fuse_blocks._NormedLinear)
+        assert isinstance(attn.wo, _fuse_blocks._DeferredLinear)
+    assert not isinstance(model.layers[2].attention.wqkv,
+                          _fuse_blocks._NormedLinear)
     assert set(model.state_dict()) == set(Model().state_dict())
     # On the CPU fused_ffn and fused_ffn_int4 run their eager formulas: the
     # same function.

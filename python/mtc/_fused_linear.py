@@ -1,0 +1,225 @@
+"""The linears on each side of a decoder block's attention as mtc graphs
+(re-exported by mtc.torch):
+
+``norm_linear(x, norm_weight, eps, weight, scales, zeros=None,
+groupsize=0)`` computes ``linear(rms_norm(x) * norm_weight, W)``: gpt-fast's
+``attention_norm`` then ``wqkv``, with the norm's formula of ``fused_ffn``
+and ``W`` an int8 per-channel linear (``F.linear(x, w.to(x.dtype)) * s``) or,
+with ``zeros`` and a ``groupsize``, an int4 one (woq_int4_linear's). At
+M = 1 on int8 mtc compiles it to one kernel: the norm's scaling is the
+linear's prologue and every block derives the row's statistic itself.
+
+``linear_residual(y, weight, scales, residual, zeros=None, groupsize=0)``
+computes ``residual + linear(y, W)``: gpt-fast's ``h = x + wo(y)``, the
+residual added in the linear's epilogue (one kernel at every M).
+
+Row counts up to the largest bucket run mtc's kernels on CUDA; beyond, and
+on the CPU, PyTorch's eager formulas (the same roundings).
+"""
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+
+from ._fused import (_check_common, _eager_linear, _linear_lines, compiled,
+                     device_index, launch)
+from ._int4 import check_int4_tensors
+from ._torch_base import DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES
+
+
+def _params(n: int, k: int, t: str, groupsize: int) -> str:
+    if groupsize:
+        g = f"{t}[{n}, {k // groupsize}]"
+        return f"w1: i4[{n}, {k}], s1: {g}, z1: {g}"
+    return f"w1: i8[{n}, {k}], s1: {t}[{n}]"
+
+
+def norm_linear_graph(name: str, d: int, n: int, dtype: str, eps: float,
+                      groupsize: int = 0) -> str:
+    """The graph of norm_linear: width ``d``, ``n`` outputs, activations of
+    ``dtype`` ("bf16" or "f16"), a symbolic M; int4 with a ``groupsize``."""
+    t = dtype
+    return f"""graph {name}(x: {t}[M, {d}], g: {t}[{d}],
+    {_params(n, d, t, groupsize)}) -> {t}[M, {n}] {{
+  xf = convert(x, f32)
+  sq = mul(xf, xf)
+  ms = mean(sq)
+  e = add(ms, {float(eps)!r})
+  r = rsqrt(e)
+  nf = mul(xf, r)
+  nb = convert(nf, {t})
+  n = mul(nb, g)
+{_linear_lines("w1", "n", "y0", "y", t, groupsize)}  return y
+}}
+"""
+
+
+def linear_residual_graph(name: str, k: int, n: int, dtype: str,
+                          groupsize: int = 0) -> str:
+    """The graph of linear_residual: ``k`` inputs, ``n`` outputs."""
+    t = dtype
+    return f"""graph {name}(y: {t}[M, {k}],
+    {_params(n, k, t, groupsize)}, res: {t}[M, {n}]) -> {t}[M, {n}] {{
+{_linear_lines("w1", "y", "d0", "d", t, groupsize)}  out = add(res, d)
+  return out
+}}
+"""
+
+
+def _check_linear(x, k_name, weight, scales, zeros, groupsize):
+    """The weight's checks (names as the functions call them); returns
+    (N, K)."""
+    if not isinstance(groupsize, int) or isinstance(groupsize, bool) or \
+            groupsize < 0:
+        raise ValueError(f"groupsize: expected 0 (int8) or an int4 group "
+                         f"size, got {groupsize!r}")
+    if not groupsize:
+        if zeros is not None:
+            raise ValueError("zeros: int8 weights (groupsize 0) take none")
+        if weight.dtype != torch.int8:
+            raise TypeError(f"weight: expected dtype torch.int8, got "
+                            f"{weight.dtype}")
+        if weight.dim() != 2:
+            raise ValueError(f"weight: expected [N, K], got "
+                             f"{list(weight.shape)}")
+        n, k = weight.shape
+        if list(scales.shape) != [n]:
+            raise ValueError(f"scales: expected shape [{n}], got "
+                             f"{list(scales.shape)}")
+    else:
+        if not isinstance(zeros, torch.Tensor):
+            raise TypeError(f"zeros: expected a torch.Tensor (int4), got "
+                            f"{type(zeros).__name__}")
+        n, k = check_int4_tensors(weight, scales, zeros, groupsize)
+    if k != x.shape[-1]:
+        raise ValueError(f"weight: expected [N, {x.shape[-1]}] (K = "
+                         f"{k_name}'s last dimension), got {k} columns")
+    return n, k
+
+
+def _lin(weight, scales, zeros):
+    return (weight, scales) if zeros is None else (weight, scales, zeros)
+
+
+def _on_mtc(x, tensors) -> bool:
+    m = x.numel() // x.shape[-1] if x.shape[-1] else 0
+    return (x.device.type == "cuda" and 0 < m <= DEFAULT_BUCKETS[-1] and
+            all(t.is_contiguous() for t in tensors))
+
+
+def _norm_linear(x, norm_weight, eps, weight, scales, zeros, groupsize):
+    named = {"x": x, "norm_weight": norm_weight, "weight": weight,
+             "scales": scales}
+    if zeros is not None:
+        named["zeros"] = zeros
+    d = _check_common(x, norm_weight, eps, named,
+                      [k for k in ("norm_weight", "scales", "zeros")
+                       if k in named], act="x")
+    n, _ = _check_linear(x, "x", weight, scales, zeros, groupsize)
+    lin = _lin(weight, scales, zeros)
+    if not _on_mtc(x, [norm_weight] + list(lin)):
+        return norm_linear_eager(x, norm_weight, eps, weight, scales, zeros,
+                                 groupsize)
+    t = _DTYPES[x.dtype]
+    name = f"nlin_{n}x{d}_{t}" + (f"_int4g{groupsize}" if groupsize else "")
+    art = compiled(device_index(x), ("nlin", d, n, t, eps, groupsize), name,
+                   lambda: norm_linear_graph(name, d, n, t, eps, groupsize))
+    return launch(art, x, [norm_weight] + list(lin), n)
+
+
+def _linear_residual(y, weight, scales, residual, zeros, groupsize):
+    named = {"y": y, "weight": weight, "scales": scales,
+             "residual": residual}
+    if zeros is not None:
+        named["zeros"] = zeros
+    for name, t in named.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name}: expected a torch.Tensor, got "
+                            f"{type(t).__name__}")
+    if y.dtype not in _DTYPES:
+        raise TypeError(f"y: expected dtype torch.bfloat16 or torch.float16, "
+                        f"got {y.dtype}")
+    for name in ("scales", "residual", "zeros"):
+        if name in named and named[name].dtype != y.dtype:
+            raise TypeError(f"{name}: expected dtype {y.dtype} (y's), got "
+                            f"{named[name].dtype}")
+    for name, t in named.items():
+        if t.device != y.device:
+            raise ValueError(f"{name}: on {t.device}, y on {y.device}")
+    n, k = _check_linear(y, "y", weight, scales, zeros, groupsize)
+    want = list(y.shape[:-1]) + [n]
+    if list(residual.shape) != want:
+        raise ValueError(f"residual: expected shape {want}, got "
+                         f"{list(residual.shape)}")
+    lin = _lin(weight, scales, zeros)
+    if not _on_mtc(y, list(lin)):
+        return linear_residual_eager(y, weight, scales, residual, zeros,
+                                     groupsize)
+    t = _DTYPES[y.dtype]
+    name = f"lres_{n}x{k}_{t}" + (f"_int4g{groupsize}" if groupsize else "")
+    art = compiled(device_index(y), ("lres", k, n, t, groupsize), name,
+                   lambda: linear_residual_graph(name, k, n, t, groupsize))
+    return launch(art, y, list(lin), n, padded=(residual,))
+
+
+def norm_linear_eager(x, norm_weight, eps, weight, scales, zeros=None,
+                      groupsize=0):
+    """norm_linear with PyTorch's operations (gpt-fast's formulas)."""
+    xf = x.float()
+    n = (xf * torch.rsqrt(torch.mean(xf * xf, dim=-1, keepdim=True) + eps)
+         ).type_as(x) * norm_weight
+    return _eager_linear(n, _lin(weight, scales, zeros), groupsize)
+
+
+def linear_residual_eager(y, weight, scales, residual, zeros=None,
+                          groupsize=0):
+    """linear_residual with PyTorch's operations."""
+    return residual + _eager_linear(y, _lin(weight, scales, zeros), groupsize)
+
+
+if HAS_CUSTOM_OP:
+    @torch.library.custom_op("mtc::norm_linear", mutates_args=())
+    def _norm_linear_op(x: torch.Tensor, norm_weight: torch.Tensor,
+                        eps: float, weight: torch.Tensor,
+                        scales: torch.Tensor, zeros: Optional[torch.Tensor],
+                        groupsize: int) -> torch.Tensor:
+        return _norm_linear(x, norm_weight, eps, weight, scales, zeros,
+                            groupsize)
+
+    @_norm_linear_op.register_fake
+    def _(x, norm_weight, eps, weight, scales, zeros, groupsize):
+        n = weight.shape[0]
+        return x.new_empty(list(x.shape[:-1]) + [n])
+
+    @torch.library.custom_op("mtc::linear_residual", mutates_args=())
+    def _linear_residual_op(y: torch.Tensor, weight: torch.Tensor,
+                            scales: torch.Tensor, residual: torch.Tensor,
+                            zeros: Optional[torch.Tensor],
+                            groupsize: int) -> torch.Tensor:
+        return _linear_residual(y, weight, scales, residual, zeros, groupsize)
+
+    @_linear_residual_op.register_fake
+    def _(y, weight, scales, residual, zeros, groupsize):
+        return torch.empty_like(residual)
+
+
+def norm_linear(x, norm_weight, eps, weight, scales, zeros=None,
+                groupsize=0):
+    """See the module's docstring: x [..., D] bf16 or f16, norm_weight [D]
+    and scales (and zeros) of x's dtype; weight int8 [N, D] with scales
+    [N], or with ``zeros`` and ``groupsize`` int4 [N, D / 2] (pack_int4's
+    layout) with scales and zeros [N, D / groupsize]. Returns [..., N]."""
+    if HAS_CUSTOM_OP and torch.compiler.is_compiling():
+        return torch.ops.mtc.norm_linear(x, norm_weight, eps, weight, scales,
+                                         zeros, groupsize)
+    return _norm_linear(x, norm_weight, eps, weight, scales, zeros, groupsize)
+
+
+def linear_residual(y, weight, scales, residual, zeros=None, groupsize=0):
+    """See the module's docstring: y [..., K] bf16 or f16, the weight as in
+    norm_linear, residual [..., N] of y's dtype. Returns residual + y W^T
+    (times the scales), [..., N]."""
+    if HAS_CUSTOM_OP and torch.compiler.is_compiling():
+        return torch.ops.mtc.linear_residual(y, weight, scales, residual,
+                                             zeros, groupsize)
+    return _linear_residual(y, weight, scales, residual, zeros, groupsize)
