@@ -355,7 +355,15 @@ static ScheduleParams defaultSimtSchedule(const ContractShape &c,
     // norm's prologue (M = 1, K = 4096, 8 steps) took 32.0 us with K in
     // one warp against 36.9 with two (the tuner, 49 probes;
     // bench/results/2026-12-04-siblings).
-    if (s.mtile == 1) {
+    // A contraction that derives its rows' statistic has every block sum
+    // its row of A first, an L2 read that grows with the blocks: K stays in
+    // one warp and a warp takes four rows, so the blocks are few (norm +
+    // wqkv, 6144 x 4096 at M = 1: 13.42 us at r2 kw2, 10.95 at r2 or r4
+    // kw1; gate and up of Llama-3-8B, 35.4 at r2, 33.8 at r4;
+    // bench/results/2026-12-04-statistic).
+    if (c.rowStatistic) {
+      s.rows = 4;
+    } else if (s.mtile == 1) {
       int64_t steps = c.k / contractGeometry(c, s).chunk;
       while (s.kwarps < s.warps &&
              steps / (2 * s.kwarps) >= s.unroll * c.weights)

@@ -41,7 +41,7 @@ graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8
 
 // At M = 1 the scaling is the projection's prologue, and the projection
 // derives the statistic the prologue reads: one kernel.
-graph.func @prologue(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>) -> tensor<1x96xbf16> {
+graph.func @prologue(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<4224x64xi8>) -> tensor<1x4224xbf16> {
   %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
   %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
   %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
@@ -49,8 +49,26 @@ graph.func @prologue(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x
   %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
   %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
   %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
-  %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
+  %w1f = graph.convert %w1 : tensor<4224x64xi8> -> tensor<4224x64xbf16>
   // expected-remark@+1 {{kernel 0 (contract) computes 9 nodes: xf, sq, ms, r, nf, nb, n, w1f, g0; the activations' prologue reads 1 more input(s); each block derives its rows' statistic (a reduction over A's rows) before its first step}}
+  %g0 = graph.linear %n, %w1f : tensor<1x64xbf16>, tensor<4224x64xbf16> -> tensor<1x4224xbf16>
+  graph.return %g0 : tensor<1x4224xbf16>
+}
+
+// Too few outputs (96): each block would stream 256 weight bytes and read
+// x's 128-byte row again to sum it; the reduction stays a kernel.
+graph.func @small_n(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8>) -> tensor<1x96xbf16> {
+  %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
+  %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
+  %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
+  // expected-remark@+2 {{kernel 0 (reduce) computes 4 nodes: xf, sq, ms, r}}
+  // expected-remark@+1 {{'r' ([1, 1] f32, 4 B) is written by kernel 0 and read by kernel 1: the contraction's prologue reads it once per row, and does not derive it itself: each block would read 128 bytes of A's rows to sum them, more than a quarter of the 256 weight bytes it streams}}
+  %r = graph.rsqrt %ms : tensor<1x1xf32> -> tensor<1x1xf32>
+  %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
+  %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
+  %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
+  %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
+  // expected-remark@+1 {{kernel 1 (contract) computes 6 nodes: xf, nf, nb, n, w1f, g0; the activations' prologue reads 2 more input(s)}}
   %g0 = graph.linear %n, %w1f : tensor<1x64xbf16>, tensor<96x64xbf16> -> tensor<1x96xbf16>
   graph.return %g0 : tensor<1x96xbf16>
 }

@@ -15,7 +15,7 @@
 // fuse-statistic.mlir has its cases): no kernel is left but the two.
 
 // CHECK-LABEL: graph.func @norm_linear(
-// CHECK-SAME:    %[[X:.*]]: tensor<1x64xbf16>, %[[G:.*]]: tensor<64xbf16>, %[[W:.*]]: tensor<32x64xi8>, %[[W3:.*]]: tensor<16x64xi8>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x64xbf16>, %[[G:.*]]: tensor<64xbf16>, %[[W:.*]]: tensor<4224x64xi8>, %[[W3:.*]]: tensor<2112x64xi8>)
 // CHECK-NOT:     kernel.reduce
 // CHECK-NOT:     kernel.elementwise
 // CHECK:         %[[Y:.*]] = kernel.contract %[[X]], %[[W]] a_inputs(%[[G]] : tensor<64xbf16>)
@@ -37,7 +37,7 @@
 // CHECK-SAME:      nodes = ["xf", "eps", "sq", "ms", "e", "r", "nf", "nb", "n", "w3f", "y3"]
 // CHECK:         } statistic {
 // CHECK:         graph.return %[[Y]], %[[Y3]]
-graph.func @norm_linear(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xi8>, %w3: tensor<16x64xi8>) -> (tensor<1x32xbf16>, tensor<1x16xbf16>) {
+graph.func @norm_linear(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<4224x64xi8>, %w3: tensor<2112x64xi8>) -> (tensor<1x4224xbf16>, tensor<1x2112xbf16>) {
   %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
   %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
   %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
@@ -47,11 +47,11 @@ graph.func @norm_linear(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<3
   %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
   %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
   %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
-  %wf = graph.convert %w : tensor<32x64xi8> -> tensor<32x64xbf16>
-  %y = graph.linear %n, %wf : tensor<1x64xbf16>, tensor<32x64xbf16> -> tensor<1x32xbf16>
-  %w3f = graph.convert %w3 : tensor<16x64xi8> -> tensor<16x64xbf16>
-  %y3 = graph.linear %n, %w3f : tensor<1x64xbf16>, tensor<16x64xbf16> -> tensor<1x16xbf16>
-  graph.return %y, %y3 : tensor<1x32xbf16>, tensor<1x16xbf16>
+  %wf = graph.convert %w : tensor<4224x64xi8> -> tensor<4224x64xbf16>
+  %y = graph.linear %n, %wf : tensor<1x64xbf16>, tensor<4224x64xbf16> -> tensor<1x4224xbf16>
+  %w3f = graph.convert %w3 : tensor<2112x64xi8> -> tensor<2112x64xbf16>
+  %y3 = graph.linear %n, %w3f : tensor<1x64xbf16>, tensor<2112x64xbf16> -> tensor<1x2112xbf16>
+  graph.return %y, %y3 : tensor<1x4224xbf16>, tensor<1x2112xbf16>
 }
 
 // Must not fuse: at M = 2 the int8 contraction starts on the mma kind,

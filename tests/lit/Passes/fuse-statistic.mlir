@@ -10,7 +10,7 @@
 
 // CHECK-LABEL: graph.func @gate_up(
 // CHECK-NOT:     kernel.reduce
-// CHECK:         kernel.contract %{{.*}}, %{{.*}} siblings(%{{.*}} : tensor<16x64xi8>) a_inputs(%{{.*}} : tensor<64xbf16>)
+// CHECK:         kernel.contract %{{.*}}, %{{.*}} siblings(%{{.*}} : tensor<4224x64xi8>) a_inputs(%{{.*}} : tensor<64xbf16>)
 // CHECK:         ^bb0(%{{.*}}: bf16, %{{.*}}: i8, %{{.*}}: bf16, %[[STAT:.*]]: f32):
 // CHECK:         } statistic {
 // CHECK-NEXT:    ^bb0(%[[E:.*]]: bf16):
@@ -22,7 +22,7 @@
 // CHECK:           math.rsqrt
 // CHECK-NOT:     kernel.{{contract|reduce|elementwise}}
 // CHECK:         graph.return
-graph.func @gate_up(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<16x64xi8>, %w3: tensor<16x64xi8>) -> tensor<1x16xbf16> {
+graph.func @gate_up(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<4224x64xi8>, %w3: tensor<4224x64xi8>) -> tensor<1x4224xbf16> {
   %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
   %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
   %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
@@ -32,13 +32,13 @@ graph.func @gate_up(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<16x6
   %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
   %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
   %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
-  %w1f = graph.convert %w1 : tensor<16x64xi8> -> tensor<16x64xbf16>
-  %g0 = graph.linear %n, %w1f : tensor<1x64xbf16>, tensor<16x64xbf16> -> tensor<1x16xbf16>
-  %w3f = graph.convert %w3 : tensor<16x64xi8> -> tensor<16x64xbf16>
-  %u0 = graph.linear %n, %w3f : tensor<1x64xbf16>, tensor<16x64xbf16> -> tensor<1x16xbf16>
-  %sg = graph.silu %g0 : tensor<1x16xbf16> -> tensor<1x16xbf16>
-  %a = graph.mul %sg, %u0 : tensor<1x16xbf16>, tensor<1x16xbf16> -> tensor<1x16xbf16>
-  graph.return %a : tensor<1x16xbf16>
+  %w1f = graph.convert %w1 : tensor<4224x64xi8> -> tensor<4224x64xbf16>
+  %g0 = graph.linear %n, %w1f : tensor<1x64xbf16>, tensor<4224x64xbf16> -> tensor<1x4224xbf16>
+  %w3f = graph.convert %w3 : tensor<4224x64xi8> -> tensor<4224x64xbf16>
+  %u0 = graph.linear %n, %w3f : tensor<1x64xbf16>, tensor<4224x64xbf16> -> tensor<1x4224xbf16>
+  %sg = graph.silu %g0 : tensor<1x4224xbf16> -> tensor<1x4224xbf16>
+  %a = graph.mul %sg, %u0 : tensor<1x4224xbf16>, tensor<1x4224xbf16> -> tensor<1x4224xbf16>
+  graph.return %a : tensor<1x4224xbf16>
 }
 
 // The normed activations are also a graph output: the kernel that writes
@@ -51,7 +51,7 @@ graph.func @gate_up(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<16x6
 // CHECK:         %[[Y:.*]] = kernel.contract
 // CHECK:         } statistic {
 // CHECK:         graph.return %[[N]], %[[Y]]
-graph.func @also_returned(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xi8>) -> (tensor<1x64xbf16>, tensor<1x32xbf16>) {
+graph.func @also_returned(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<4224x64xi8>) -> (tensor<1x64xbf16>, tensor<1x4224xbf16>) {
   %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
   %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
   %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
@@ -59,9 +59,9 @@ graph.func @also_returned(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor
   %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
   %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
   %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
-  %wf = graph.convert %w : tensor<32x64xi8> -> tensor<32x64xbf16>
-  %y = graph.linear %n, %wf : tensor<1x64xbf16>, tensor<32x64xbf16> -> tensor<1x32xbf16>
-  graph.return %n, %y : tensor<1x64xbf16>, tensor<1x32xbf16>
+  %wf = graph.convert %w : tensor<4224x64xi8> -> tensor<4224x64xbf16>
+  %y = graph.linear %n, %wf : tensor<1x64xbf16>, tensor<4224x64xbf16> -> tensor<1x4224xbf16>
+  graph.return %n, %y : tensor<1x64xbf16>, tensor<1x4224xbf16>
 }
 
 // Must not fold: the statistic's epilogue reads a tensor (eps is a graph
@@ -104,4 +104,25 @@ graph.func @mma_m2(%x: tensor<2x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64x
   %wf = graph.convert %w : tensor<32x64xi8> -> tensor<32x64xbf16>
   %y = graph.linear %n, %wf : tensor<2x64xbf16>, tensor<32x64xbf16> -> tensor<2x32xbf16>
   graph.return %y : tensor<2x32xbf16>
+}
+
+// Must not fold: 96 outputs leave blocks of one row per warp, each
+// streaming 256 weight bytes; summing the 128 bytes of x's row in every
+// block costs more than the reduction kernel it would replace.
+
+// CHECK-LABEL: graph.func @small_n(
+// CHECK:         %[[R:.*]] = kernel.reduce
+// CHECK:         kernel.contract %{{.*}}, %{{.*}} a_inputs(%{{.*}}, %[[R]] : tensor<64xbf16>, tensor<1x1xf32>)
+// CHECK-NOT:     statistic
+graph.func @small_n(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w: tensor<96x64xi8>) -> tensor<1x96xbf16> {
+  %xf = graph.convert %x : tensor<1x64xbf16> -> tensor<1x64xf32>
+  %sq = graph.mul %xf, %xf : tensor<1x64xf32>, tensor<1x64xf32> -> tensor<1x64xf32>
+  %ms = graph.mean %sq : tensor<1x64xf32> -> tensor<1x1xf32>
+  %r = graph.rsqrt %ms : tensor<1x1xf32> -> tensor<1x1xf32>
+  %nf = graph.mul %xf, %r : tensor<1x64xf32>, tensor<1x1xf32> -> tensor<1x64xf32>
+  %nb = graph.convert %nf : tensor<1x64xf32> -> tensor<1x64xbf16>
+  %n = graph.mul %nb, %g : tensor<1x64xbf16>, tensor<64xbf16> -> tensor<1x64xbf16>
+  %wf = graph.convert %w : tensor<96x64xi8> -> tensor<96x64xbf16>
+  %y = graph.linear %n, %wf : tensor<1x64xbf16>, tensor<96x64xbf16> -> tensor<1x96xbf16>
+  graph.return %y : tensor<1x96xbf16>
 }
