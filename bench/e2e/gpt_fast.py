@@ -54,7 +54,8 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               linear kernels (woq_*, woq4_*) against the
                               weight-read floor (int4: nibbles, scales and
                               zeros); "breakdown": ms and launches per step
-                              by kernel_category, and launches_per_layer
+                              by report.py's kernel_category, and
+                              launches_per_layer
   mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
@@ -69,7 +70,6 @@ import argparse
 import copy
 import json
 import os
-import re
 import statistics
 import sys
 import time
@@ -78,6 +78,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gpt_fast_int4 import build_int4_model  # noqa: E402
+from report import kernel_category  # noqa: E402
 
 READ_BW = 4.64e12  # ANCHORS.md: the H200's measured streaming-read rate
 TEMPERATURE, TOP_K = 0.8, 200
@@ -154,24 +155,6 @@ def setup_caches(torch, model, batch, seq):
 #===----------------------------------------------------------------------===#
 # Measurements
 #===----------------------------------------------------------------------===#
-
-# Where a step's kernel time goes (the profile's "breakdown"): mtc's
-# linears alone (woq_*, woq4_*), mtc's graphs with a norm, SwiGLU or residual
-# fused around their linears (ffn_*, nlin_* norm + wqkv, lres_* wo +
-# residual), the other matmuls (Inductor's or cuBLAS's), attention (SDPA
-# and the KV copies it is fused with), and everything else (norms, RoPE,
-# cache writes, residual adds, sampling).
-def kernel_category(name):
-    if name.startswith(("woq_", "woq4_")):
-        return "mtc linears"
-    if name.startswith(("ffn_", "nlin_", "lres_")):
-        return "mtc fused graphs"
-    if re.search(r"sdpa|flash|fmha|scaled_dot_product|attention", name):
-        return "attention"
-    if re.search(r"(^|_)(mm|addmm|bmm)(_|$)|gemm|cutlass|xmma", name):
-        return "other matmuls"
-    return "other"
-
 
 class Bench:
     def __init__(self, torch, gen, args, model, reference):
@@ -266,7 +249,7 @@ class Bench:
             gen.decode_n_tokens(self.model, cur, pos, steps,
                                 temperature=TEMPERATURE, top_k=TOP_K)
             torch.cuda.synchronize()
-        kernels = {}
+        kernels, breakdown = {}, {}
         launches = 0
         for e in p.key_averages():
             us = getattr(e, "self_device_time_total", None)
@@ -276,21 +259,16 @@ class Bench:
                 kernels[e.key] = kernels.get(e.key, 0.0) + us / 1e3 / steps
                 if not e.key.startswith(("Memcpy", "Memset")):
                     launches += e.count
+                    cat = kernel_category(e.key)
+                    ms, n = breakdown.get(cat, (0.0, 0.0))
+                    breakdown[cat] = (ms + us / 1e3 / steps,
+                                      n + e.count / steps)
         total = sum(kernels.values())
         # mtc.torch's graphs: woq_<N>x<K>_... (int8), woq4_<N>x<K>_g... (int4)
         mtc = sum(v for k, v in kernels.items()
                   if k.startswith(("woq_", "woq4_")))
         top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
         mtc_ffn = sum(v for k, v in kernels.items() if k.startswith("ffn_"))
-        breakdown = {}
-        for e in p.key_averages():
-            us = getattr(e, "self_device_time_total", None)
-            if us is None:
-                us = e.self_cuda_time_total
-            if us > 0 and not e.key.startswith(("Memcpy", "Memset")):
-                ms, n = breakdown.get(kernel_category(e.key), (0.0, 0.0))
-                breakdown[kernel_category(e.key)] = (
-                    ms + us / 1e3 / steps, n + e.count / steps)
         return {"kernel_ms_per_step": total, "mtc_linear_ms_per_step": mtc,
                 "mtc_ffn_ms_per_step": mtc_ffn,
                 "launches_per_step": launches / steps,

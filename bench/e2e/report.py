@@ -5,6 +5,7 @@ rows without a `mode` are int8 (written before int4 existed). With int8
 rows only, results.md is what it always was; with int4 rows too, each mode
 gets its section, after a summary with a row per mode and batch size."""
 import json
+import re
 from pathlib import Path
 
 TARGETS_MS = {1: 2.3, 8: 2.8, 32: 4.0}  # issue: mtc decode step targets
@@ -60,6 +61,24 @@ def table(rows):
             f"{' (' + format(m['swap_s'], '.0f') + ')' if 'swap_s' in m else ''} | "
             f"{g.get('run', '-')} / {m.get('run', '-')} |")
     return "\n".join(lines)
+
+
+# Where a step's kernel time goes (the profile's "breakdown"): mtc's
+# linears alone (woq_*, woq4_*), mtc's graphs with a norm, SwiGLU or residual
+# fused around their linears (ffn_*, nlin_* norm + wqkv, lres_* wo +
+# residual), the other matmuls (Inductor's or cuBLAS's), attention (SDPA
+# and the KV copies it is fused with), and everything else (norms, RoPE,
+# cache writes, residual adds, sampling).
+def kernel_category(name: str) -> str:
+    if name.startswith(("woq_", "woq4_")):
+        return "mtc linears"
+    if name.startswith(("ffn_", "nlin_", "lres_")):
+        return "mtc fused graphs"
+    if re.search(r"sdpa|flash|fmha|scaled_dot_product|attention", name):
+        return "attention"
+    if re.search(r"(^|_)(mm|addmm|bmm)(_|$)|gemm|cutlass|xmma", name):
+        return "other matmuls"
+    return "other"
 
 
 def fused_table(rows):

@@ -138,10 +138,10 @@ class _DeferredLinear:
         return y
 
 
-def _fuse_gpt_fast_block(block, group):
+def _fuse_gpt_fast_block(block, group) -> str:
     """Swaps the classes of ``block`` (and of its attention's wqkv and wo
-    where they fuse)."""
-    attn_group, _ = _block_attn_parts(block)
+    where they fuse); returns why its attention did not ("" if it did)."""
+    attn_group, why = _block_attn_parts(block)
     object.__setattr__(block, "_mtc_groupsize", group)
     object.__setattr__(block, "_mtc_attn_group", attn_group)
     if attn_group is not None:
@@ -151,6 +151,7 @@ def _fuse_gpt_fast_block(block, group):
         attn.wqkv.__class__ = _subclass(type(attn.wqkv), _NormedLinear)
         attn.wo.__class__ = _subclass(type(attn.wo), _DeferredLinear)
     block.__class__ = _subclass(type(block), _FusedBlock)
+    return why
 
 
 def _hf_mlp_parts(layer):
@@ -265,10 +266,10 @@ def fuse_blocks(model: torch.nn.Module):
         if type(m).__name__ == "TransformerBlock":
             group, why = _block_ffn_parts(m)
             if not why:
-                _fuse_gpt_fast_block(m, group)
-                if m._mtc_attn_group is None:
+                attn_why = _fuse_gpt_fast_block(m, group)
+                if attn_why:
                     left.append((f"{name}.attention" if name else "attention",
-                                 _block_attn_parts(m)[1]))
+                                 attn_why))
         elif isinstance(getattr(m, "post_attention_layernorm", None),
                         torch.nn.Module) and \
                 isinstance(getattr(m, "mlp", None), torch.nn.Module):

@@ -53,6 +53,29 @@ def _linear_lines(w: str, inp: str, sums: str, out: str, t: str,
             f"  {w}d = add({w}m, {w}z)\n  {out} = linear({inp}, {w}d)\n")
 
 
+def weight_params(i: str, n: int, k: int, t: str, groupsize: int) -> str:
+    """The graph parameters of linear ``w<i>``: int8 [n, k] with per-row
+    scales (groupsize 0), or int4 with scales and zeros per group."""
+    if groupsize:
+        g = f"{t}[{n}, {k // groupsize}]"
+        return f"w{i}: i4[{n}, {k}], s{i}: {g}, z{i}: {g}"
+    return f"w{i}: i8[{n}, {k}], s{i}: {t}[{n}]"
+
+
+def norm_lines(t: str, eps: float) -> str:
+    """Graph statements of gpt-fast's RMSNorm of ``x`` with weight ``g``
+    into ``n`` (the norm in f32, rounded to ``t``, times g)."""
+    return f"""  xf = convert(x, f32)
+  sq = mul(xf, xf)
+  ms = mean(sq)
+  e = add(ms, {float(eps)!r})
+  r = rsqrt(e)
+  nf = mul(xf, r)
+  nb = convert(nf, {t})
+  n = mul(nb, g)
+"""
+
+
 def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float,
               residual: bool = True, groupsize: int = 0) -> str:
     """The graph of fused_ffn for model width ``d``, hidden width ``h`` and
@@ -62,29 +85,16 @@ def ffn_graph(name: str, d: int, h: int, dtype: str, eps: float,
     group of that many columns)."""
     t = dtype
     out = "  out = add(x, dd)\n  return out" if residual else "  return dd"
-    params = []
-    for i, (n, k) in zip("132", ((h, d), (h, d), (d, h))):
-        if groupsize:
-            g = f"{t}[{n}, {k // groupsize}]"
-            params.append(f"w{i}: i4[{n}, {k}], s{i}: {g}, z{i}: {g}")
-        else:
-            params.append(f"w{i}: i8[{n}, {k}], s{i}: {t}[{n}]")
-    params = ",\n    ".join(params)
+    params = ",\n    ".join(
+        weight_params(i, n, k, t, groupsize)
+        for i, (n, k) in zip("132", ((h, d), (h, d), (d, h))))
     lines = {w: _linear_lines(w, inp, sums, o, t, groupsize)
              for w, inp, sums, o in (("w1", "n", "g0", "gs"),
                                      ("w3", "n", "u0", "u"),
                                      ("w2", "a", "d0", "dd"))}
     return f"""graph {name}(x: {t}[M, {d}], g: {t}[{d}],
     {params}) -> {t}[M, {d}] {{
-  xf = convert(x, f32)
-  sq = mul(xf, xf)
-  ms = mean(sq)
-  e = add(ms, {float(eps)!r})
-  r = rsqrt(e)
-  nf = mul(xf, r)
-  nb = convert(nf, {t})
-  n = mul(nb, g)
-{lines["w1"]}{lines["w3"]}  sg = silu(gs)
+{norm_lines(t, eps)}{lines["w1"]}{lines["w3"]}  sg = silu(gs)
   a = mul(sg, u)
 {lines["w2"]}{out}
 }}
@@ -125,23 +135,17 @@ def fused_ffn_int4_eager(h, norm_weight, eps, w1, s1, z1, w3, s3, z3, w2, s2,
                       residual)
 
 
-def _check_common(h, norm_weight, eps, named, floats, act="h"):
-    """The checks the norm's graphs share (``floats`` name the tensors of
-    the activations' dtype; ``act`` is the activations' argument name);
-    returns D."""
+def check_tensors_like(h, named, floats, act="h"):
+    """Every tensor in ``named`` is one, on ``h``'s device; ``h`` (named
+    ``act``) is bf16 or f16 and the tensors ``floats`` name have its
+    dtype."""
     for name, t in named.items():
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}: expected a torch.Tensor, got "
                             f"{type(t).__name__}")
-    if not isinstance(eps, float) or not eps > 0:
-        raise ValueError(f"eps: expected a positive float, got {eps!r}")
     if h.dtype not in _DTYPES:
         raise TypeError(f"{act}: expected dtype torch.bfloat16 or "
                         f"torch.float16, got {h.dtype}")
-    d = h.shape[-1]
-    if list(norm_weight.shape) != [d]:
-        raise ValueError(f"norm_weight: expected shape [{d}], got "
-                         f"{list(norm_weight.shape)}")
     for name in floats:
         t = named[name]
         if t.dtype != h.dtype:
@@ -150,6 +154,19 @@ def _check_common(h, norm_weight, eps, named, floats, act="h"):
     for name, t in named.items():
         if t.device != h.device:
             raise ValueError(f"{name}: on {t.device}, {act} on {h.device}")
+
+
+def _check_common(h, norm_weight, eps, named, floats, act="h"):
+    """The checks the norm's graphs share (``floats`` name the tensors of
+    the activations' dtype; ``act`` is the activations' argument name);
+    returns D."""
+    check_tensors_like(h, named, floats, act)
+    if not isinstance(eps, float) or not eps > 0:
+        raise ValueError(f"eps: expected a positive float, got {eps!r}")
+    d = h.shape[-1]
+    if list(norm_weight.shape) != [d]:
+        raise ValueError(f"norm_weight: expected shape [{d}], got "
+                         f"{list(norm_weight.shape)}")
     return d
 
 

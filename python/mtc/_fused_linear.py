@@ -21,17 +21,12 @@ from typing import Optional
 import torch
 import torch.nn.functional as F
 
-from ._fused import (_check_common, _eager_linear, _linear_lines, compiled,
-                     device_index, launch)
+from ._fused import (_check_common, _eager_linear, _linear_lines,
+                     check_tensors_like, compiled, device_index, launch,
+                     norm_lines, weight_params)
 from ._int4 import check_int4_tensors
-from ._torch_base import DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES
-
-
-def _params(n: int, k: int, t: str, groupsize: int) -> str:
-    if groupsize:
-        g = f"{t}[{n}, {k // groupsize}]"
-        return f"w1: i4[{n}, {k}], s1: {g}, z1: {g}"
-    return f"w1: i8[{n}, {k}], s1: {t}[{n}]"
+from ._torch_base import (DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES,
+                          check_tensors)
 
 
 def norm_linear_graph(name: str, d: int, n: int, dtype: str, eps: float,
@@ -40,16 +35,8 @@ def norm_linear_graph(name: str, d: int, n: int, dtype: str, eps: float,
     ``dtype`` ("bf16" or "f16"), a symbolic M; int4 with a ``groupsize``."""
     t = dtype
     return f"""graph {name}(x: {t}[M, {d}], g: {t}[{d}],
-    {_params(n, d, t, groupsize)}) -> {t}[M, {n}] {{
-  xf = convert(x, f32)
-  sq = mul(xf, xf)
-  ms = mean(sq)
-  e = add(ms, {float(eps)!r})
-  r = rsqrt(e)
-  nf = mul(xf, r)
-  nb = convert(nf, {t})
-  n = mul(nb, g)
-{_linear_lines("w1", "n", "y0", "y", t, groupsize)}  return y
+    {weight_params("1", n, d, t, groupsize)}) -> {t}[M, {n}] {{
+{norm_lines(t, eps)}{_linear_lines("w1", "n", "y0", "y", t, groupsize)}  return y
 }}
 """
 
@@ -57,9 +44,9 @@ def norm_linear_graph(name: str, d: int, n: int, dtype: str, eps: float,
 def linear_residual_graph(name: str, k: int, n: int, dtype: str,
                           groupsize: int = 0) -> str:
     """The graph of linear_residual: ``k`` inputs, ``n`` outputs."""
-    t = dtype
+    t, w = dtype, weight_params("1", n, k, dtype, groupsize)
     return f"""graph {name}(y: {t}[M, {k}],
-    {_params(n, k, t, groupsize)}, res: {t}[M, {n}]) -> {t}[M, {n}] {{
+    {w}, res: {t}[M, {n}]) -> {t}[M, {n}] {{
 {_linear_lines("w1", "y", "d0", "d", t, groupsize)}  out = add(res, d)
   return out
 }}
@@ -76,16 +63,8 @@ def _check_linear(x, k_name, weight, scales, zeros, groupsize):
     if not groupsize:
         if zeros is not None:
             raise ValueError("zeros: int8 weights (groupsize 0) take none")
-        if weight.dtype != torch.int8:
-            raise TypeError(f"weight: expected dtype torch.int8, got "
-                            f"{weight.dtype}")
-        if weight.dim() != 2:
-            raise ValueError(f"weight: expected [N, K], got "
-                             f"{list(weight.shape)}")
+        check_tensors(weight, scales)
         n, k = weight.shape
-        if list(scales.shape) != [n]:
-            raise ValueError(f"scales: expected shape [{n}], got "
-                             f"{list(scales.shape)}")
     else:
         if not isinstance(zeros, torch.Tensor):
             raise TypeError(f"zeros: expected a torch.Tensor (int4), got "
@@ -132,20 +111,8 @@ def _linear_residual(y, weight, scales, residual, zeros, groupsize):
              "residual": residual}
     if zeros is not None:
         named["zeros"] = zeros
-    for name, t in named.items():
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name}: expected a torch.Tensor, got "
-                            f"{type(t).__name__}")
-    if y.dtype not in _DTYPES:
-        raise TypeError(f"y: expected dtype torch.bfloat16 or torch.float16, "
-                        f"got {y.dtype}")
-    for name in ("scales", "residual", "zeros"):
-        if name in named and named[name].dtype != y.dtype:
-            raise TypeError(f"{name}: expected dtype {y.dtype} (y's), got "
-                            f"{named[name].dtype}")
-    for name, t in named.items():
-        if t.device != y.device:
-            raise ValueError(f"{name}: on {t.device}, y on {y.device}")
+    check_tensors_like(y, named, [k for k in ("scales", "residual", "zeros")
+                                  if k in named], act="y")
     n, k = _check_linear(y, "y", weight, scales, zeros, groupsize)
     want = list(y.shape[:-1]) + [n]
     if list(residual.shape) != want:

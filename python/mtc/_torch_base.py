@@ -112,6 +112,29 @@ def _on_cuda_with(x, named):
             raise ValueError(f"{name}: on {t.device}, but x is on {x.device}")
 
 
+def check_tensors(weight, scales, bias=None):
+    """The checks of check_args that need no activations."""
+    _tensor("weight", weight)
+    _tensor("scales", scales)
+    _tensor("bias", bias, optional=True)
+    if weight.dtype != torch.int8:
+        raise TypeError(f"weight: expected dtype torch.int8, got "
+                        f"{weight.dtype}")
+    if scales.dtype not in _DTYPES:
+        raise TypeError(f"scales: expected dtype torch.bfloat16 or "
+                        f"torch.float16, got {scales.dtype}")
+    if weight.dim() != 2:
+        raise ValueError(f"weight: expected shape [N, K], got "
+                         f"{list(weight.shape)}")
+    for name, t in (("scales", scales), ("bias", bias)):
+        if t is not None and list(t.shape) != [weight.shape[0]]:
+            raise ValueError(f"{name}: expected shape [{weight.shape[0]}] (N "
+                             f"of weight), got {list(t.shape)}")
+    if bias is not None and bias.dtype != scales.dtype:
+        raise TypeError(f"bias: expected dtype {scales.dtype} (the dtype of "
+                        f"scales), got {bias.dtype}")
+
+
 def _check_aligned(name, t):
     if t.data_ptr() % 16:
         raise ValueError(f"{name}: its data must be 16-byte aligned (a "

@@ -65,7 +65,8 @@ from ._quantize import (QUANTIZE_KINDS, QuantizeReport, quantize_,
 from ._tools import MtcError
 from ._torch_base import (DEFAULT_BUCKETS, DEFAULT_MAX_PROBES, HAS_CUSTOM_OP,
                           KINDS, Kernels, LayerKey, ShapeKey, _DTYPES,
-                          _contiguous, _on_cuda_with, _tensor, graph_name,
+                          _contiguous, _on_cuda_with, _tensor, check_tensors,
+                          graph_name,
                           int4_graph_name, run_layer, woq_linear_eager)
 from .runtime import Artifact
 
@@ -238,29 +239,6 @@ class WoqLinear(torch.nn.Module):
         return (f"in_features={self.in_features}, "
                 f"out_features={self.out_features}, "
                 f"bias={self.bias is not None}, dtype={self.scales.dtype}")
-
-
-def check_tensors(weight, scales, bias=None):
-    """The checks of check_args that need no activations."""
-    _tensor("weight", weight)
-    _tensor("scales", scales)
-    _tensor("bias", bias, optional=True)
-    if weight.dtype != torch.int8:
-        raise TypeError(f"weight: expected dtype torch.int8, got "
-                        f"{weight.dtype}")
-    if scales.dtype not in _DTYPES:
-        raise TypeError(f"scales: expected dtype torch.bfloat16 or "
-                        f"torch.float16, got {scales.dtype}")
-    if weight.dim() != 2:
-        raise ValueError(f"weight: expected shape [N, K], got "
-                         f"{list(weight.shape)}")
-    for name, t in (("scales", scales), ("bias", bias)):
-        if t is not None and list(t.shape) != [weight.shape[0]]:
-            raise ValueError(f"{name}: expected shape [{weight.shape[0]}] (N "
-                             f"of weight), got {list(t.shape)}")
-    if bias is not None and bias.dtype != scales.dtype:
-        raise TypeError(f"bias: expected dtype {scales.dtype} (the dtype of "
-                        f"scales), got {bias.dtype}")
 
 
 def is_woq_module(m: torch.nn.Module) -> bool:

@@ -94,7 +94,7 @@ def test_fuse_blocks_one_row_keeps_the_function():
      r"weight: expected \[N, 32\] \(K = x's last dimension\), got 34 "
      "columns"),
     (dict(scales=torch.ones(47).bfloat16()), ValueError,
-     r"scales: expected shape \[48\], got \[47\]"),
+     r"scales: expected shape \[48\] \(N of weight\), got \[47\]"),
     (dict(scales=torch.ones(48)), TypeError,
      "scales: expected dtype torch.bfloat16 .x's., got torch.float32"),
     (dict(zeros=torch.ones(48).bfloat16()), ValueError,

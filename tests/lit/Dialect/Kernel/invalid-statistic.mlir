@@ -121,3 +121,34 @@ graph.func @stat_transposed_a(%act: tensor<64x2xbf16>, %w: tensor<32x64xi8>) -> 
   }
   graph.return %y : tensor<2x32xbf16>
 }
+
+// -----
+
+// A stat_body without its stat_epilogue (the generic form; the custom one
+// parses both or neither).
+#gcol = affine_map<(d0, d1) -> (d1)>
+"graph.func"() <{function_type = (tensor<1x64xbf16>, tensor<64xbf16>, tensor<32x64xi8>) -> tensor<1x32xbf16>, sym_name = "half_statistic"}> ({
+^bb0(%arg0: tensor<1x64xbf16>, %arg1: tensor<64xbf16>, %arg2: tensor<32x64xi8>):
+  // expected-error @+1 {{'kernel.contract' op a row statistic needs one block in each of stat_body and stat_epilogue}}
+  %0 = "kernel.contract"(%arg0, %arg2, %arg1) <{a_maps = [#gcol], epilogue_maps = [], nodes = ["y"], operandSegmentSizes = array<i32: 1, 1, 0, 0, 1, 0, 0>}> ({
+  ^bb0(%arg6: bf16, %arg7: i8, %arg8: bf16, %arg9: f32):
+    %5 = "arith.extf"(%arg6) : (bf16) -> f32
+    %6 = "arith.mulf"(%5, %arg9) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    %7 = "arith.truncf"(%6) : (f32) -> bf16
+    %8 = "arith.extf"(%7) : (bf16) -> f32
+    %13 = "arith.sitofp"(%arg7) : (i8) -> f32
+    %14 = "arith.mulf"(%8, %13) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    "kernel.yield"(%14) : (f32) -> ()
+  }, {
+  ^bb0(%arg5: f32):
+    %4 = "arith.truncf"(%arg5) : (f32) -> bf16
+    "kernel.yield"(%4) : (bf16) -> ()
+  }, {
+  ^bb0(%arg4: bf16):
+    %2 = "arith.extf"(%arg4) : (bf16) -> f32
+    %3 = "arith.mulf"(%2, %2) <{fastmath = #arith.fastmath<none>}> : (f32, f32) -> f32
+    "kernel.yield"(%3) : (f32) -> ()
+  }, {
+  }) : (tensor<1x64xbf16>, tensor<32x64xi8>, tensor<64xbf16>) -> tensor<1x32xbf16>
+  "graph.return"(%0) : (tensor<1x32xbf16>) -> ()
+}) : () -> ()
