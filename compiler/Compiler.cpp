@@ -219,9 +219,10 @@ Manifest buildManifest(graph::FuncOp f, const CompileOptions &options) {
       ContractShape shape = contractShape(c);
       k.flops = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
     } else if (auto r = dyn_cast<ReduceOp>(op)) {
-      // One term and one addition per element of the iteration space.
-      k.flops =
-          2.0 * double(numElementsOf(result.getType())) * double(r.getExtent());
+      // One term and one addition per element of the iteration space (and
+      // with apply, an element computed per element again).
+      k.flops = (r.hasApply() ? 3.0 : 2.0) * double(r.getNumRows()) *
+                double(r.getExtent());
     } else {
       k.flops = double(numElementsOf(result.getType()));
     }

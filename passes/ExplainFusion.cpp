@@ -8,11 +8,13 @@
 //   - per value that one kernel writes to memory and another reads back:
 //     its size and the rule that kept the two kernels apart.
 // The reasons come from the rules' own predicates where the rules have them
-// (prologueBlocker, recomputesMath) and otherwise restate the pattern's
-// condition; docs/dialects/kernel.md gives the cost reasoning behind each.
+// (prologueBlocker, statisticBlocker, applyBlocker, recomputesMath) and
+// otherwise restate the pattern's condition; docs/dialects/kernel.md gives
+// the cost reasoning behind each.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionSupport.h"
+#include "passes/Heuristics.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Kernel/KernelOps.h"
@@ -101,6 +103,10 @@ void describe(Operation *op, unsigned index) {
     if (!r.getEpilogueInputs().empty())
       d << "; its epilogue reads " << r.getEpilogueInputs().size()
         << " input(s)";
+    if (r.hasApply())
+      d << "; it applies each row's statistic to the row (reading "
+        << r.getApplyInputs().size()
+        << " input(s)) and writes the scaled rows, not the statistic";
   }
 }
 
@@ -121,7 +127,18 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
       if (!why.empty())
         return "no activation prologue: " + why;
     }
-    if (auto red = dyn_cast<ReduceOp>(prod))
+    auto red = dyn_cast<ReduceOp>(prod);
+    if (red && red.hasApply() && v == c.getA())
+      return std::string(
+                 "the rows are scaled by their statistic in the reduction's "
+                 "kernel (apply); only an elementwise kernel joins a "
+                 "contraction as its prologue, and this one took none") +
+             (defaultContractSchedule(contractShape(c)).kind !=
+                      ScheduleKind::simt
+                  ? ": it starts on a tensor-core kind, where a prologue "
+                    "costs more than the kernel it replaces"
+                  : "");
+    if (red)
       for (auto [j, in] : llvm::enumerate(c.getAInputs()))
         if (in == v)
           return "the contraction's prologue reads it once per row, and "
@@ -154,10 +171,15 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
                        "epilogue, not a ") +
            opName(reader).str();
   }
-  if (isa<ReduceOp>(prod) && isa<ElementwiseOp>(reader))
-    return "a row statistic that the consumer broadcasts along the row: "
-           "each row's statistic must be complete before its elements are "
-           "scaled (deriving it inside the consumer is not done yet)";
+  if (auto red = dyn_cast<ReduceOp>(prod))
+    if (auto e = dyn_cast<ElementwiseOp>(reader))
+      return "a row statistic that the consumer does not apply in the "
+             "reduction's kernel: " +
+             applyBlocker(e, red);
+  if (isa<ReduceOp>(prod) && isa<ReduceOp>(reader))
+    return "another reduction sums these rows: it needs each row whole, "
+           "after the first reduction's statistic is applied (two passes of "
+           "one kernel over its rows are not done)";
   auto e = dyn_cast<ElementwiseOp>(prod);
   auto r = dyn_cast<ElementwiseOp>(reader);
   if (e && r && recomputesMath(e, r))

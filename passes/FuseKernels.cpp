@@ -18,8 +18,10 @@
 //      kernel whose only user is another kernel is inlined into it;
 //    then, once those have settled, activation prologues (FusePrologue.cpp),
 //    horizontal fusion of contractions of the same activations
-//    (FuseSiblings.cpp), and the row statistics those prologues read
-//    (FusePrologue.cpp: each block of the contraction sums its rows).
+//    (FuseSiblings.cpp), the row statistics those prologues read
+//    (FusePrologue.cpp: each block of the contraction sums its rows), and
+//    last the other reductions into the kernel that scales their rows
+//    (FuseReductions.cpp: a norm in one kernel).
 // 3. Outputs that are graph inputs, or returned twice, get a copy kernel.
 //
 // Regions are merged by cloning the small side and moving the large one: a
@@ -340,6 +342,16 @@ struct FuseKernels : mtc::impl::FuseKernelsBase<FuseKernels> {
     if (succeeded(merged) && !prologued.empty())
       merged =
           applyOpPatternsGreedily(prologued, std::move(statistics), config);
+    // 2e. The reductions left (those no contraction derives) into the
+    // elementwise kernel that applies their statistic to the rows.
+    SmallVector<Operation *> reductions;
+    for (Operation &op : func.getBody().front())
+      if (isa<ReduceOp>(op))
+        reductions.push_back(&op);
+    RewritePatternSet applied(&getContext());
+    addApplyFusion(applied, numApplied, lists);
+    if (succeeded(merged) && !reductions.empty())
+      merged = applyOpPatternsGreedily(reductions, std::move(applied), config);
     lists.finish(func);
     if (failed(merged))
       return signalPassFailure();

@@ -10,6 +10,11 @@
 //   (`+ eps`, `rsqrt`).
 // - FuseReduceEpilogueInputProducer: an elementwise kernel that only the
 //   epilogue reads moves into it (a constant).
+// - ApplyRowStatistic (mtc-fuse's last phase, after the contractions have
+//   taken the statistics their prologues read): the one elementwise kernel
+//   that scales a reduction's rows by their statistic (a norm's
+//   `x * rsqrt(...) * g`) takes the reduction in as `apply`; the statistic
+//   is then never written.
 // - RecomputeConversion: a kernel that only converts its one input (no
 //   broadcast, no arithmetic) and has several users, all elementwise kernels
 //   or reductions, is cloned for each: converting an element where it is
@@ -38,6 +43,8 @@ struct FuseReduceProducer : OpRewritePattern<ReduceOp> {
 
   LogicalResult matchAndRewrite(ReduceOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op.hasApply())
+      return rewriter.notifyMatchFailure(op, "applies its statistic");
     SmallVector<AffineMap> maps = mapsOf(op.getIndexingMaps());
     for (Value v : op.getInputs()) {
       auto prod = v.getDefiningOp<ElementwiseOp>();
@@ -74,7 +81,7 @@ struct FuseReduceEpilogue : OpRewritePattern<ElementwiseOp> {
                                 PatternRewriter &rewriter) const override {
     for (Value v : op.getInputs()) {
       auto red = v.getDefiningOp<ReduceOp>();
-      if (!red || !onlyUsedBy(v, op) ||
+      if (!red || red.hasApply() || !onlyUsedBy(v, op) ||
           red.getType().getShape() !=
               cast<RankedTensorType>(op.getType()).getShape())
         continue;
@@ -113,6 +120,8 @@ struct FuseReduceEpilogueInputProducer : OpRewritePattern<ReduceOp> {
 
   LogicalResult matchAndRewrite(ReduceOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op.hasApply())
+      return rewriter.notifyMatchFailure(op, "applies its statistic");
     SmallVector<AffineMap> maps = mapsOf(op.getEpilogueMaps());
     for (Value v : op.getEpilogueInputs()) {
       auto prod = v.getDefiningOp<ElementwiseOp>();
@@ -137,6 +146,84 @@ struct FuseReduceEpilogueInputProducer : OpRewritePattern<ReduceOp> {
       return success();
     }
     return rewriter.notifyMatchFailure(op, "no single-use epilogue producer");
+  }
+  Pass::Statistic &stat;
+  MergeLists &lists;
+};
+
+/// The map by which a kernel over `red`'s iteration space reads its
+/// statistic: the row's index, and 0 along the row.
+AffineMap rowBroadcast(ReduceOp red) {
+  unsigned rank = unsigned(red.getType().getRank());
+  SmallVector<AffineExpr> results;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    results.push_back(getAffineDimExpr(d, red.getContext()));
+  results.push_back(getAffineConstantExpr(0, red.getContext()));
+  return AffineMap::get(rank, 0, results, red.getContext());
+}
+
+} // namespace
+
+std::string mtc::fusion::applyBlocker(ElementwiseOp op, ReduceOp red) {
+  if (red.hasApply())
+    return "the reduction applies its statistic already";
+  if (!onlyUsedBy(red.getResult(), op))
+    return "other kernels, or the graph's outputs, read the statistic too";
+  if (cast<RankedTensorType>(op.getType()).getShape() !=
+      ArrayRef<int64_t>(red.getIterationShape()))
+    return "the consumer's space is not the rows the reduction sums";
+  AffineMap row = rowBroadcast(red);
+  for (auto [v, map] : llvm::zip(op.getInputs(), mapsOf(op.getIndexingMaps())))
+    if (v == red.getResult() && map != row)
+      return "the consumer reads the statistic other than once per row";
+  return "";
+}
+
+namespace {
+
+struct ApplyRowStatistic : OpRewritePattern<ReduceOp> {
+  ApplyRowStatistic(MLIRContext *ctx, Pass::Statistic &stat, MergeLists &lists)
+      : OpRewritePattern(ctx), stat(stat), lists(lists) {}
+
+  LogicalResult matchAndRewrite(ReduceOp red,
+                                PatternRewriter &rewriter) const override {
+    Value v = red.getResult();
+    auto op = v.use_empty() ? ElementwiseOp()
+                            : dyn_cast<ElementwiseOp>(*v.getUsers().begin());
+    if (!op || !applyBlocker(op, red).empty())
+      return rewriter.notifyMatchFailure(red, "no consumer to apply it in");
+    // The consumer's other inputs become the apply inputs; every read of
+    // the statistic becomes the region's last argument.
+    InputList apply;
+    SmallVector<int> arg;
+    for (auto [in, map] :
+         llvm::zip(op.getInputs(), mapsOf(op.getIndexingMaps())))
+      arg.push_back(in == v ? -1 : int(apply.add(in, map)));
+    rewriter.setInsertionPoint(op);
+    Location loc = lists.fuseLocs(red, op);
+    ReduceOp fused =
+        createReduce(rewriter, loc, op.getType(), int64_t(red.getExtent()),
+                     inputsOf(red.getInputs(), red.getIndexingMaps()),
+                     inputsOf(red.getEpilogueInputs(), red.getEpilogueMaps()),
+                     lists.pendingNodes(rewriter.getContext()), apply);
+    lists.mergeNodes(fused, red, op);
+    fused.getBody().takeBody(red.getBody());
+    fused.getEpilogue().takeBody(red.getEpilogue());
+    Block &from = op.getBody().front();
+    Block *block = new Block();
+    fused.getApply().push_back(block);
+    for (Type t : apply.elementTypes())
+      block->addArgument(t, loc);
+    Type statType = red.getType().getElementType();
+    BlockArgument statArg = block->addArgument(statType, loc);
+    SmallVector<Value> args;
+    for (int a : arg)
+      args.push_back(a < 0 ? Value(statArg) : block->getArgument(unsigned(a)));
+    rewriter.mergeBlocks(&from, block, args);
+    rewriter.replaceOp(op, fused.getResult());
+    rewriter.eraseOp(red);
+    ++stat;
+    return success();
   }
   Pass::Statistic &stat;
   MergeLists &lists;
@@ -188,4 +275,9 @@ void mtc::fusion::addReductionFusion(RewritePatternSet &patterns,
   patterns.add<FuseReduceProducer, FuseReduceEpilogue,
                FuseReduceEpilogueInputProducer>(ctx, stat, lists);
   patterns.add<RecomputeConversion>(ctx, stat, lists);
+}
+
+void mtc::fusion::addApplyFusion(RewritePatternSet &patterns,
+                                 Pass::Statistic &stat, MergeLists &lists) {
+  patterns.add<ApplyRowStatistic>(patterns.getContext(), stat, lists);
 }

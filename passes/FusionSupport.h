@@ -79,6 +79,11 @@ std::string prologueBlocker(kernel::ContractOp op, kernel::ElementwiseOp prod,
 std::string statisticBlocker(kernel::ContractOp op, kernel::ReduceOp red,
                              unsigned input);
 
+/// Why the elementwise `op`, which reads the row statistic `red` computes,
+/// cannot take the reduction in as its `apply` (one kernel that sums each
+/// row and then scales it; empty: it can; FuseReductions.cpp).
+std::string applyBlocker(kernel::ElementwiseOp op, kernel::ReduceOp red);
+
 /// Why `first`, whose result `second` reads in its epilogue, cannot join
 /// `second` as its sibling (one contraction over both weights; empty: it
 /// can; FuseSiblings.cpp).

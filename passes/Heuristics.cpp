@@ -420,7 +420,7 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
     ScheduleParams s;
     s.kind = ScheduleKind::reduce;
     s.rows = s.kwarps = s.unroll = s.mtile = s.splitk = 1;
-    int64_t rows = numElementsOf(r.getType());
+    int64_t rows = r.getNumRows();
     s.warps = std::min<int64_t>(4, llvm::PowerOf2Ceil(rows));
     unsigned bits = 8;
     for (Value v : r.getInputs())

@@ -226,10 +226,13 @@ ContractOp createContract(OpBuilder &b, Location loc, Type resultType, Value a,
 
 ReduceOp createReduce(OpBuilder &b, Location loc, Type resultType,
                       int64_t extent, const InputList &inputs,
-                      const InputList &ep, ArrayAttr nodes) {
-  return ReduceOp::create(b, loc, resultType, inputs.values, ep.values,
-                          mapsAttr(b, inputs.maps), mapsAttr(b, ep.maps),
-                          b.getI64IntegerAttr(extent), nodes, ScheduleAttr());
+                      const InputList &ep, ArrayAttr nodes,
+                      const InputList &apply) {
+  return ReduceOp::create(
+      b, loc, resultType, inputs.values, ep.values, apply.values,
+      mapsAttr(b, inputs.maps), mapsAttr(b, ep.maps),
+      apply.values.empty() ? ArrayAttr() : mapsAttr(b, apply.maps),
+      b.getI64IntegerAttr(extent), nodes, ScheduleAttr());
 }
 
 InputList inputsOf(ValueRange values, ArrayAttr maps) {

@@ -77,11 +77,14 @@ kernel::ContractOp createContract(mlir::OpBuilder &b, mlir::Location loc,
                                   mlir::ValueRange siblings = {},
                                   mlir::ValueRange siblingBInputs = {});
 /// A row reduction without regions over [..., extent]: `inputs` with their
-/// maps from that space, `ep` from the result's.
+/// maps from that space, `ep` from the statistic's ([..., 1]); with `apply`
+/// inputs (maps from the iteration space) the result is the iteration space
+/// and the caller fills the apply region too.
 kernel::ReduceOp createReduce(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Type resultType, int64_t extent,
                               const InputList &inputs, const InputList &ep,
-                              mlir::ArrayAttr nodes);
+                              mlir::ArrayAttr nodes,
+                              const InputList &apply = InputList());
 /// `values` with their `maps` (an array of AffineMapAttr).
 InputList inputsOf(mlir::ValueRange values, mlir::ArrayAttr maps);
 /// `op`'s a_inputs and their maps.
@@ -144,6 +147,13 @@ void addSiblingFusion(mlir::RewritePatternSet &patterns,
 /// (mtc-fuse's last phase), counting its folds in `stat`.
 void addStatisticFusion(mlir::RewritePatternSet &patterns,
                         mlir::Pass::Statistic &stat, MergeLists &lists);
+
+/// Adds ApplyRowStatistic (FuseReductions.cpp), which moves a row
+/// reduction into the one elementwise kernel that applies its statistic to
+/// the rows (a norm's scaling; mtc-fuse's last phase), counting its folds
+/// in `stat`.
+void addApplyFusion(mlir::RewritePatternSet &patterns,
+                    mlir::Pass::Statistic &stat, MergeLists &lists);
 
 /// Step 1 of fusion: replaces the graph node `op` (the `index`th of its
 /// function) by a kernel op with a single-node region.

@@ -24,6 +24,12 @@ def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
        over the same iteration space, becomes its epilogue.
     3. An elementwise kernel whose only user is another elementwise kernel (or
        a contraction epilogue) is inlined into it, indexing maps composed.
+    4. Row reductions take their producers and their per-row epilogue
+       (`mean`, `+ eps`, `rsqrt`); then activation prologues, sibling
+       contractions of the same activations, the row statistics those
+       prologues read, and last each remaining reduction joins the one
+       elementwise kernel that scales its rows (`apply`: a norm in one
+       kernel). FuseKernels.cpp's header has the order and the reasons.
 
     Fusion never changes numerics beyond the order of the f32 summation: each
     node still rounds its result to its element type. Values returned by the
@@ -60,7 +66,9 @@ def FuseKernels : Pass<"mtc-fuse", "::mtc::graph::FuncOp"> {
     Statistic<"numSiblings", "fused-sibling-contractions",
               "Contractions joined to another of the same activations">,
     Statistic<"numStatistics", "fused-row-statistics",
-              "Row reductions derived inside the contractions that read them">
+              "Row reductions derived inside the contractions that read them">,
+    Statistic<"numApplied", "fused-applied-statistics",
+              "Row reductions joined to the kernel that scales their rows">
   ];
 }
 

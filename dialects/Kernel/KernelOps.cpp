@@ -1,5 +1,4 @@
-//===- KernelOps.cpp - mtc kernel dialect ops
-//------------------------------===//
+//===- KernelOps.cpp - mtc kernel dialect ops ----------------------------===//
 //
 // Verifiers for kernel ops: operand layouts, indexing maps, the structure of
 // the contraction body, and the scalar ops kernel regions may hold.
@@ -84,16 +83,8 @@ static LogicalResult verifyAInputs(ContractOp op, int64_t k) {
   if (a.getRank() != 2 || op.getATransposed() || op.getBTransposed())
     return op.emitOpError("a inputs need a 2-D operand a [M, K] and a weight "
                           "stored [N, K] (neither transposed)");
-  for (auto [i, v] : llvm::enumerate(op.getAInputs())) {
-    std::string what = "a input #" + std::to_string(i);
-    if (failed(verifyTensor(op, what, v.getType())) ||
-        failed(verifyIndexingMap(
-            op, what, cast<AffineMapAttr>((*op.getAMaps())[i]).getValue(),
-            {a.getDimSize(0), k},
-            cast<RankedTensorType>(v.getType()).getShape())))
-      return failure();
-  }
-  return success();
+  return verifyMappedInputs(op, "a input", "a maps", op.getAInputs(),
+                            *op.getAMaps(), {a.getDimSize(0), k});
 }
 
 int64_t ContractOp::getM() { return contractShape(*this).m; }
@@ -217,10 +208,6 @@ LogicalResult ContractOp::verify() {
     if (failed(
             verifyTensor(*this, "b input #" + std::to_string(i), v.getType())))
       return failure();
-  for (auto [i, v] : llvm::enumerate(getEpilogueInputs()))
-    if (failed(verifyTensor(*this, "epilogue input #" + std::to_string(i),
-                            v.getType())))
-      return failure();
 
   ArrayRef<int64_t> a = cast<RankedTensorType>(getA().getType()).getShape();
   ArrayRef<int64_t> b = cast<RankedTensorType>(getB().getType()).getShape();
@@ -278,17 +265,9 @@ LogicalResult ContractOp::verify() {
       return emitOpError("sibling_b_input #")
              << i << " must have b input #" << i % numB << "'s type "
              << getBInputs()[i % numB].getType() << ", got " << v.getType();
-  ArrayAttr maps = getEpilogueMaps();
-  if (maps.size() != getEpilogueInputs().size())
-    return emitOpError("has ")
-           << getEpilogueInputs().size() << " epilogue inputs but "
-           << maps.size() << " epilogue maps";
-  for (auto [i, v] : llvm::enumerate(getEpilogueInputs()))
-    if (failed(
-            verifyIndexingMap(*this, "epilogue input #" + std::to_string(i),
-                              cast<AffineMapAttr>(maps[i]).getValue(), r,
-                              cast<RankedTensorType>(v.getType()).getShape())))
-      return failure();
+  if (failed(verifyMappedInputs(*this, "epilogue input", "epilogue maps",
+                                getEpilogueInputs(), getEpilogueMaps(), r)))
+    return failure();
   return verifyScheduleOf(*this, getSchedule());
 }
 
@@ -299,8 +278,8 @@ LogicalResult ContractOp::verifyRegions() {
   Type aElem = cast<RankedTensorType>(getA().getType()).getElementType();
   Type bElem = cast<RankedTensorType>(getB().getType()).getElementType();
   SmallVector<Type> bodyArgs{aElem, bElem};
-  for (Value v : llvm::concat<Value>(getBInputs(), getAInputs()))
-    bodyArgs.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  llvm::append_range(bodyArgs, elementTypesOf(getBInputs()));
+  llvm::append_range(bodyArgs, elementTypesOf(getAInputs()));
   if (getStatBody().empty() != getStatEpilogue().empty() ||
       getStatBody().getBlocks().size() > 1 ||
       getStatEpilogue().getBlocks().size() > 1)
@@ -427,26 +406,15 @@ LogicalResult ElementwiseOp::verify() {
   if (failed(verifyResult(*this, getType())))
     return failure();
   ArrayRef<int64_t> r = cast<RankedTensorType>(getType()).getShape();
-  ArrayAttr maps = getIndexingMaps();
-  if (maps.size() != getInputs().size())
-    return emitOpError("has ") << getInputs().size() << " inputs but "
-                               << maps.size() << " indexing maps";
-  for (auto [i, v] : llvm::enumerate(getInputs())) {
-    std::string what = "input #" + std::to_string(i);
-    if (failed(verifyTensor(*this, what, v.getType())) ||
-        failed(verifyIndexingMap(
-            *this, what, cast<AffineMapAttr>(maps[i]).getValue(), r,
-            cast<RankedTensorType>(v.getType()).getShape())))
-      return failure();
-  }
+  if (failed(verifyMappedInputs(*this, "input", "indexing maps", getInputs(),
+                                getIndexingMaps(), r)))
+    return failure();
   return verifyScheduleOf(*this, getSchedule());
 }
 
 LogicalResult ElementwiseOp::verifyRegions() {
-  SmallVector<Type> args;
-  for (Value v : getInputs())
-    args.push_back(cast<RankedTensorType>(v.getType()).getElementType());
-  return verifyScalarRegion(*this, "body", getBody(), args,
+  return verifyScalarRegion(*this, "body", getBody(),
+                            elementTypesOf(getInputs()),
                             cast<RankedTensorType>(getType()).getElementType());
 }
 
@@ -473,45 +441,73 @@ SmallVector<int64_t> ReduceOp::getIterationShape() {
   return shape;
 }
 
+SmallVector<int64_t> ReduceOp::getStatisticShape() {
+  SmallVector<int64_t> shape(getType().getShape());
+  if (!shape.empty())
+    shape.back() = 1;
+  return shape;
+}
+
+int64_t ReduceOp::getNumRows() {
+  int64_t n = 1;
+  for (int64_t d : getStatisticShape())
+    n *= d;
+  return n;
+}
+
 LogicalResult ReduceOp::verify() {
   if (failed(verifyResult(*this, getType())))
     return failure();
   ArrayRef<int64_t> r = getType().getShape();
-  if (r.back() != 1)
-    return emitOpError("result must have a last dimension of 1, got ")
-           << formatShape(r);
-  SmallVector<int64_t> iter = getIterationShape();
-  for (auto [what, values, maps, space] :
-       {std::make_tuple("input #", ValueRange(getInputs()), getIndexingMaps(),
-                        ArrayRef<int64_t>(iter)),
-        std::make_tuple("epilogue input #", ValueRange(getEpilogueInputs()),
-                        getEpilogueMaps(), r)}) {
-    if (maps.size() != values.size())
-      return emitOpError("has ")
-             << values.size() << " " << StringRef(what).drop_back(2) << "s but "
-             << maps.size() << " maps";
-    for (auto [i, v] : llvm::enumerate(values)) {
-      std::string name = what + std::to_string(i);
-      if (failed(verifyTensor(*this, name, v.getType())) ||
-          failed(verifyIndexingMap(
-              *this, name, cast<AffineMapAttr>(maps[i]).getValue(), space,
-              cast<RankedTensorType>(v.getType()).getShape())))
-        return failure();
-    }
+  if (hasApply()) {
+    if (r.back() != int64_t(getExtent()))
+      return emitOpError("with apply, the result is the iteration space: its "
+                         "last dimension must be the extent ")
+             << getExtent() << ", got " << formatShape(r);
+  } else {
+    if (r.back() != 1)
+      return emitOpError("result must have a last dimension of 1, got ")
+             << formatShape(r);
+    if (!getApplyInputs().empty() || getApplyMaps())
+      return emitOpError("has apply inputs or maps but no apply region");
   }
+  SmallVector<int64_t> iter = getIterationShape(), stat = getStatisticShape();
+  if (failed(verifyMappedInputs(*this, "input", "maps", getInputs(),
+                                getIndexingMaps(), iter)) ||
+      failed(verifyMappedInputs(*this, "epilogue input", "maps",
+                                getEpilogueInputs(), getEpilogueMaps(),
+                                stat)) ||
+      failed(verifyMappedInputs(*this, "apply input", "maps", getApplyInputs(),
+                                getApplyMaps().value_or(ArrayAttr()), iter)))
+    return failure();
   return verifyScheduleOf(*this, getSchedule());
 }
 
 LogicalResult ReduceOp::verifyRegions() {
-  SmallVector<Type> in, ep{Float32Type::get(getContext())};
-  for (Value v : getInputs())
-    in.push_back(cast<RankedTensorType>(v.getType()).getElementType());
-  for (Value v : getEpilogueInputs())
-    ep.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  SmallVector<Type> in = elementTypesOf(getInputs()),
+                    ep{Float32Type::get(getContext())},
+                    apply = elementTypesOf(getApplyInputs());
+  llvm::append_range(ep, elementTypesOf(getEpilogueInputs()));
+  Type elem = getType().getElementType();
   if (failed(verifyScalarRegion(*this, "body", getBody(), in, ep[0])))
     return failure();
-  return verifyScalarRegion(*this, "epilogue", getEpilogue(), ep,
-                            getType().getElementType());
+  if (!hasApply())
+    return verifyScalarRegion(*this, "epilogue", getEpilogue(), ep, elem);
+  // The statistic is apply's last argument, of the type the epilogue
+  // yields.
+  Block &block = getApply().front();
+  if (block.getNumArguments() != apply.size() + 1)
+    return emitOpError("apply must take ")
+           << apply.size() + 1
+           << " arguments (the apply inputs' elements, then the statistic), "
+              "got "
+           << block.getNumArguments();
+  Type statType = block.getArguments().back().getType();
+  apply.push_back(statType);
+  if (failed(
+          verifyScalarRegion(*this, "epilogue", getEpilogue(), ep, statType)))
+    return failure();
+  return verifyScalarRegion(*this, "apply", getApply(), apply, elem);
 }
 
 void ReduceOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
@@ -523,12 +519,16 @@ void ReduceOp::getAsmBlockArgumentNames(Region &region,
   if (region.empty())
     return;
   bool epilogue = &region == &getEpilogue();
-  for (auto [i, arg] : llvm::enumerate(region.front().getArguments()))
-    fn(arg, epilogue
-                ? (i == 0 ? std::string("sum") : "e" + std::to_string(i - 1))
-                : "in" + std::to_string(i));
+  unsigned numArgs = region.getNumArguments();
+  for (auto [i, arg] : llvm::enumerate(region.front().getArguments())) {
+    if (epilogue)
+      fn(arg, i == 0 ? std::string("sum") : "e" + std::to_string(i - 1));
+    else if (&region == &getApply())
+      fn(arg, i + 1 == numArgs ? std::string("stat") : "a" + std::to_string(i));
+    else
+      fn(arg, "in" + std::to_string(i));
+  }
 }
-
 //===----------------------------------------------------------------------===//
 // Problems and schedules
 //===----------------------------------------------------------------------===//
@@ -579,7 +579,7 @@ std::string mtc::kernel::checkSchedule(Operation *op, const ScheduleParams &s) {
   if (auto e = dyn_cast<ElementwiseOp>(op))
     return checkElementwiseSchedule(numElementsOf(e.getType()), s);
   if (auto r = dyn_cast<ReduceOp>(op))
-    return checkReduceSchedule(numElementsOf(r.getType()), s);
+    return checkReduceSchedule(r.getNumRows(), s);
   return "not a kernel op";
 }
 
@@ -587,7 +587,7 @@ LaunchConfig mtc::kernel::launchConfig(Operation *op, const ScheduleParams &s) {
   if (auto c = dyn_cast<ContractOp>(op))
     return contractLaunchConfig(contractShape(c), s);
   if (isa<ReduceOp>(op))
-    return reduceLaunchConfig(numElementsOf(op->getResult(0).getType()), s);
+    return reduceLaunchConfig(cast<ReduceOp>(op).getNumRows(), s);
   return elementwiseLaunchConfig(numElementsOf(op->getResult(0).getType()), s);
 }
 

@@ -308,6 +308,17 @@ def Kernel_ReduceOp : Kernel_Op<"reduce", [Pure, IsolatedFromAbove,
     `arith` (and `math`) regions; every node keeps its rounding. Input maps
     index the iteration space, epilogue maps the result's.
 
+    With an `apply` region, the statistic is not stored: it is applied to
+    the row it was reduced from, and the result is the iteration space
+    `[..., K]` (a norm's scaling, in the same kernel as its statistic):
+
+        stat = epilogue(sum, E0[emap0(r..., 0)], ...)
+        result[r..., k] = apply(A0[amap0(r..., k)], ..., stat)
+
+    `apply_inputs` are read through `apply_maps`, which index the iteration
+    space; the region's last argument is the statistic (of the type the
+    epilogue yields) and it yields the stored element.
+
     ```mlir
     %r = kernel.reduce %x : tensor<1x4096xbf16> epilogue()
         {extent = 4096, indexing_maps = [(d0, d1) -> (d0, d1)], ...}
@@ -326,24 +337,37 @@ def Kernel_ReduceOp : Kernel_Op<"reduce", [Pure, IsolatedFromAbove,
   let arguments = (ins
     Variadic<AnyRankedTensor>:$inputs,
     Variadic<AnyRankedTensor>:$epilogue_inputs,
+    Variadic<AnyRankedTensor>:$apply_inputs,
     AffineMapArrayAttr:$indexing_maps,
     AffineMapArrayAttr:$epilogue_maps,
+    OptionalAttr<AffineMapArrayAttr>:$apply_maps,
     ConfinedAttr<I64Attr, [IntPositive]>:$extent,
     StrArrayAttr:$nodes,
     OptionalAttr<Kernel_ScheduleAttr>:$schedule);
   let results = (outs AnyRankedTensor:$result);
-  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue);
+  let regions = (region SizedRegion<1>:$body, SizedRegion<1>:$epilogue,
+                 AnyRegion:$apply);
   let assemblyFormat = [{
     ($inputs^ `:` type($inputs))?
     `epilogue` `(` ($epilogue_inputs^ `:` type($epilogue_inputs))? `)`
+    (`apply_inputs` `(` $apply_inputs^ `:` type($apply_inputs) `)`)?
     attr-dict `->` type($result) `body` $body `epilogue` $epilogue
+    (`apply` $apply^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
+    /// Whether the statistic is applied to its rows (`apply` holds a
+    /// block): the result is then the iteration space.
+    bool hasApply() { return !getApply().empty(); }
     /// The iteration space of the inputs: the result's shape with its last
-    /// dimension (1) replaced by `extent`.
+    /// dimension replaced by `extent`.
     ::llvm::SmallVector<int64_t> getIterationShape();
+    /// The statistic's space: the iteration space with a last dimension of
+    /// 1 (the result's shape without `apply`).
+    ::llvm::SmallVector<int64_t> getStatisticShape();
+    /// Rows reduced: the elements of the statistic's space.
+    int64_t getNumRows();
   }];
 }
 

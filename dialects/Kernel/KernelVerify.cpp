@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelVerify.h"
 #include "dialects/Common/DType.h"
+#include "dialects/Kernel/IndexingMaps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -56,6 +57,32 @@ LogicalResult mtc::kernel::verifyResult(Operation *op, Type t) {
   if (getElementTypeOrSelf(t).isInteger(4))
     return op->emitOpError("result cannot be i4 (a storage type for weights, "
                            "which kernels only read)");
+  return success();
+}
+
+SmallVector<Type> mtc::kernel::elementTypesOf(ValueRange values) {
+  SmallVector<Type> types;
+  for (Value v : values)
+    types.push_back(cast<RankedTensorType>(v.getType()).getElementType());
+  return types;
+}
+
+LogicalResult mtc::kernel::verifyMappedInputs(Operation *op, StringRef what,
+                                              StringRef mapsWord,
+                                              ValueRange values, ArrayAttr maps,
+                                              ArrayRef<int64_t> space) {
+  size_t numMaps = maps ? maps.size() : 0;
+  if (numMaps != values.size())
+    return op->emitOpError("has ") << values.size() << " " << what << "s but "
+                                   << numMaps << " " << mapsWord;
+  for (auto [i, v] : llvm::enumerate(values)) {
+    std::string name = (what + " #" + std::to_string(i)).str();
+    if (failed(verifyTensor(op, name, v.getType())) ||
+        failed(verifyIndexingMap(
+            op, name, cast<AffineMapAttr>(maps[i]).getValue(), space,
+            cast<RankedTensorType>(v.getType()).getShape())))
+      return failure();
+  }
   return success();
 }
 

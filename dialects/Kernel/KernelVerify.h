@@ -18,6 +18,16 @@ llvm::LogicalResult verifyTensor(mlir::Operation *op, llvm::StringRef what,
 /// A kernel's result: any tensor verifyTensor takes but i4 (a storage type
 /// no kernel writes).
 llvm::LogicalResult verifyResult(mlir::Operation *op, mlir::Type t);
+/// The element types of ranked tensors `values`.
+llvm::SmallVector<mlir::Type> elementTypesOf(mlir::ValueRange values);
+/// Tensors read through indexing maps over an iteration space `space`:
+/// as many `maps` (AffineMapAttrs; null for none) as `values` ("has 2
+/// <what>s but 1 <mapsWord>"), each value a tensor verifyTensor takes and
+/// each map valid for the space and the value's shape (named "<what> #i").
+llvm::LogicalResult
+verifyMappedInputs(mlir::Operation *op, llvm::StringRef what,
+                   llvm::StringRef mapsWord, mlir::ValueRange values,
+                   mlir::ArrayAttr maps, llvm::ArrayRef<int64_t> space);
 /// A scalar region: argument types, the yielded type, allowed ops.
 llvm::LogicalResult verifyScalarRegion(mlir::Operation *op,
                                        llvm::StringRef what,

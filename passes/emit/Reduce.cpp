@@ -4,10 +4,12 @@
 // at a time: every lane takes `vec` consecutive k's per step (one vector
 // load per input that runs along K; inputs constant along K are loaded once
 // per row; `unroll` steps loaded before the first is summed), runs the body
-// on each element and adds its f32 term; a
-// butterfly gives every lane the row's sum, and lane 0 runs the epilogue
-// and stores the row's result. The terms are added in a fixed order, so a
-// kernel's results do not depend on timing.
+// on each element and adds its f32 term; a butterfly gives every lane the
+// row's sum, and lane 0 runs the epilogue and stores the row's statistic.
+// With `apply`, every lane runs the epilogue and walks its steps of the row
+// again, storing apply's element for each k: the statistic is never
+// written. The terms are added in a fixed order, so a kernel's results do
+// not depend on timing.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Emitter.h"
@@ -23,20 +25,6 @@ using llvm::SmallVector;
 using Pred = arith::CmpIPredicate;
 
 namespace {
-
-class ReduceEmitter : public Emitter {
-public:
-  ReduceEmitter(OpBuilder &b, ReduceOp op, StringRef name,
-                const EmitOptions &opts)
-      : Emitter(b, op.getLoc(), name, opts), op(op),
-        s(op.getSchedule()->getParams()) {}
-
-  LogicalResult emit();
-
-private:
-  ReduceOp op;
-  ScheduleParams s;
-};
 
 /// Whether `map`'s last result reads the iteration space's last dimension
 /// (K) itself: consecutive k's are consecutive elements.
@@ -55,135 +43,247 @@ bool constantAlongK(AffineMap map) {
   });
 }
 
+class ReduceEmitter : public Emitter {
+public:
+  ReduceEmitter(OpBuilder &b, ReduceOp op, StringRef name,
+                const EmitOptions &opts)
+      : Emitter(b, op.getLoc(), name, opts), op(op),
+        s(op.getSchedule()->getParams()) {}
+
+  LogicalResult emit();
+
+private:
+  /// The tensors one region reads over the iteration space (the body's
+  /// inputs, or apply's), from kernel parameter `first` on.
+  struct Operands {
+    unsigned first = 0;
+    SmallVector<AffineMap> maps;
+    SmallVector<Type> elem;
+    SmallVector<ArrayRef<int64_t>> shape;
+    /// Per row: the element of each input constant along K (else null).
+    SmallVector<Value> fixed;
+    /// One step's vector loads (null where an input is read by element).
+    struct Step {
+      SmallVector<Raw> raw;
+      SmallVector<Value> base;
+    };
+  };
+
+  Operands operandsOf(unsigned first, ValueRange values, ArrayAttr maps);
+  /// Loads, once per row (`dims` its index, the last 0), the inputs that
+  /// are constant along K.
+  void loadFixed(Operands &o, ArrayRef<Value> dims);
+  /// Issues the vector loads of step k.
+  Operands::Step loadStep(const Operands &o, ArrayRef<Value> dims, Value k);
+  /// The region arguments of element k + e of a step.
+  SmallVector<Value> elementArgs(const Operands &o, const Operands::Step &l,
+                                 ArrayRef<Value> dims, Value k, int64_t e);
+  bool vectorized(const Operands &o, unsigned j) const {
+    return vec > 1 && runsAlongK(o.maps[j]) && !o.elem[j].isInteger(4);
+  }
+  /// Runs `fn(k, step)` over a lane's steps of the row, `unroll` steps
+  /// loaded before the first is used; returns the iteration values.
+  SmallVector<Value>
+  overRow(const Operands &o, ArrayRef<Value> dims, ValueRange init,
+          llvm::function_ref<SmallVector<Value>(Value, const Operands::Step &,
+                                                ValueRange)>
+              fn);
+  /// The row's statistic: the epilogue of `sum`.
+  Value statistic(Value sum, ArrayRef<Value> dims);
+
+  ReduceOp op;
+  ScheduleParams s;
+  int64_t K = 0, vec = 1;
+  Value laneK, steps;
+};
+
 } // namespace
 
-LogicalResult ReduceEmitter::emit() {
-  unsigned numIn = op.getInputs().size(), numEp = op.getEpilogueInputs().size();
-  int64_t threads = s.warps * 32;
-  beginKernel(numIn + numEp + 1, numIn + numEp, threads, s.regs);
-  SmallVector<int64_t> iter = op.getIterationShape();
-  ArrayRef<int64_t> res = op.getType().getShape();
-  int64_t K = iter.back(), rows = numElementsOf(op.getType());
-  Type outElem = op.getType().getElementType();
-  SmallVector<AffineMap> maps, epMaps;
-  for (Attribute a : op.getIndexingMaps())
-    maps.push_back(cast<AffineMapAttr>(a).getValue());
-  for (Attribute a : op.getEpilogueMaps())
-    epMaps.push_back(cast<AffineMapAttr>(a).getValue());
-  SmallVector<Type> inElem;
-  SmallVector<ArrayRef<int64_t>> inShape;
-  for (Value v : op.getInputs()) {
-    inElem.push_back(elementTypeOf(v));
-    inShape.push_back(cast<RankedTensorType>(v.getType()).getShape());
+ReduceEmitter::Operands
+ReduceEmitter::operandsOf(unsigned first, ValueRange values, ArrayAttr maps) {
+  Operands o;
+  o.first = first;
+  if (maps)
+    for (Attribute a : maps)
+      o.maps.push_back(cast<AffineMapAttr>(a).getValue());
+  for (Value v : values) {
+    o.elem.push_back(elementTypeOf(v));
+    o.shape.push_back(cast<RankedTensorType>(v.getType()).getShape());
   }
+  o.fixed.resize(values.size());
+  return o;
+}
+
+void ReduceEmitter::loadFixed(Operands &o, ArrayRef<Value> dims) {
+  for (unsigned j = 0; j < o.maps.size(); ++j)
+    o.fixed[j] = constantAlongK(o.maps[j])
+                     ? loadElement(param(o.first + j), o.elem[j],
+                                   mapOffset(o.maps[j], o.shape[j], dims))
+                     : Value();
+}
+
+ReduceEmitter::Operands::Step
+ReduceEmitter::loadStep(const Operands &o, ArrayRef<Value> dims, Value k) {
+  SmallVector<Value> d(dims);
+  d.back() = k;
+  unsigned n = o.maps.size();
+  Operands::Step l{SmallVector<Raw>(n), SmallVector<Value>(n)};
+  for (unsigned j = 0; j < n; ++j) {
+    if (o.fixed[j])
+      continue;
+    l.base[j] = mapOffset(o.maps[j], o.shape[j], d);
+    if (vectorized(o, j))
+      l.raw[j] = loadRaw(g.gep(param(o.first + j),
+                               g.mul(l.base[j], g.c64(bytesOf(o.elem[j])))),
+                         unsigned(vec * bytesOf(o.elem[j])), true);
+  }
+  return l;
+}
+
+SmallVector<Value> ReduceEmitter::elementArgs(const Operands &o,
+                                              const Operands::Step &l,
+                                              ArrayRef<Value> dims, Value k,
+                                              int64_t e) {
+  SmallVector<Value> args;
+  for (unsigned j = 0; j < o.maps.size(); ++j) {
+    if (o.fixed[j]) {
+      args.push_back(o.fixed[j]);
+    } else if (vectorized(o, j)) {
+      args.push_back(asElement(
+          rawElement(l.raw[j], unsigned(e), bytesOf(o.elem[j])), o.elem[j]));
+    } else {
+      SmallVector<Value> de(dims);
+      de.back() = g.add(k, g.c64(e));
+      args.push_back(loadElement(param(o.first + j), o.elem[j],
+                                 runsAlongK(o.maps[j])
+                                     ? g.add(l.base[j], g.c64(e))
+                                     : mapOffset(o.maps[j], o.shape[j], de)));
+    }
+  }
+  return args;
+}
+
+SmallVector<Value> ReduceEmitter::overRow(
+    const Operands &o, ArrayRef<Value> dims, ValueRange init,
+    llvm::function_ref<SmallVector<Value>(Value, const Operands::Step &,
+                                          ValueRange)>
+        fn) {
+  int64_t stride = 32 * vec;
+  return unrolledLoop(
+      g.c64(0), steps, s.unroll, init,
+      [&](Value first, int64_t n, ValueRange iters) -> SmallVector<Value> {
+        SmallVector<Value> ks;
+        SmallVector<Operands::Step> loaded;
+        for (int64_t u = 0; u < n; ++u) {
+          ks.push_back(
+              g.add(laneK, g.mul(g.add(first, g.c64(u)), g.c64(stride))));
+          loaded.push_back(loadStep(o, dims, ks.back()));
+        }
+        SmallVector<Value> it(iters);
+        for (int64_t u = 0; u < n; ++u)
+          it = fn(ks[u], loaded[u], it);
+        return it;
+      });
+}
+
+Value ReduceEmitter::statistic(Value sum, ArrayRef<Value> dims) {
+  unsigned numIn = op.getInputs().size();
+  SmallVector<Value> args{sum};
+  for (auto [j, v] : llvm::enumerate(op.getEpilogueInputs())) {
+    AffineMap map = cast<AffineMapAttr>(op.getEpilogueMaps()[j]).getValue();
+    args.push_back(loadElement(
+        param(numIn + unsigned(j)), elementTypeOf(v),
+        mapOffset(map, cast<RankedTensorType>(v.getType()).getShape(), dims)));
+  }
+  return emitBlock(op.getEpilogue().front(), args);
+}
+
+LogicalResult ReduceEmitter::emit() {
+  unsigned numIn = op.getInputs().size(), numEp = op.getEpilogueInputs().size(),
+           numAp = op.getApplyInputs().size();
+  unsigned numRead = numIn + numEp + numAp;
+  int64_t threads = s.warps * 32;
+  beginKernel(numRead + 1, numRead, threads, s.regs);
+  SmallVector<int64_t> statShape = op.getStatisticShape();
+  K = int64_t(op.getExtent());
+  int64_t rows = op.getNumRows();
+  Type outElem = op.getType().getElementType();
+  Value out = param(numRead);
+  Operands in = operandsOf(0, op.getInputs(), op.getIndexingMaps());
+  Operands ap = operandsOf(numIn + numEp, op.getApplyInputs(),
+                           op.getApplyMaps().value_or(ArrayAttr()));
   // Vector loads need every vector inside a row and aligned: K a multiple
   // of vec; i4 inputs are read an element at a time.
-  int64_t vec = K % s.vec == 0 ? s.vec : 1;
-  auto vectorized = [&](unsigned j) {
-    return vec > 1 && runsAlongK(maps[j]) && !inElem[j].isInteger(4);
-  };
+  vec = K % s.vec == 0 ? s.vec : 1;
 
   Value tid = g.tidX();
   Value lane = g.band(tid, g.c32(31)), warp = g.lshr(tid, g.c32(5));
   Value firstRow =
       g.mul(g.add(g.mul(g.ctaidX(), g.c32(s.warps)), warp), g.c32(s.rows));
+  // The lane's steps: k = laneK + j * 32 * vec, for j < steps.
+  laneK = g.mul(g.zext64(lane), g.c64(vec));
+  int64_t stride = 32 * vec;
+  steps = g.select(
+      g.cmp(Pred::ult, laneK, g.c64(K)),
+      g.udiv(g.add(g.sub(g.c64(K), laneK), g.c64(stride - 1)), g.c64(stride)),
+      g.c64(0));
   for (int64_t i = 0; i < s.rows; ++i) {
     Value row = g.zext64(g.add(firstRow, g.c32(i)));
     g.ifThen(g.cmp(Pred::ult, row, g.c64(rows)), [&] {
-      // The row's index in the result (its last dimension is 1).
-      SmallVector<Value> dims = unflatten(row, res);
-      // Inputs constant along K: once per row.
-      SmallVector<Value> fixed(numIn);
+      // The row's index in the statistic's space (its last dimension is 1).
+      SmallVector<Value> dims = unflatten(row, statShape);
       dims.back() = g.c64(0);
-      for (unsigned j = 0; j < numIn; ++j)
-        if (constantAlongK(maps[j]))
-          fixed[j] = loadElement(param(j), inElem[j],
-                                 mapOffset(maps[j], inShape[j], dims));
-      Value laneK = g.mul(g.zext64(lane), g.c64(vec));
-      // The lane's steps (k = laneK + j * 32 * vec), `unroll` of them
-      // loaded before the first is used: one row's loads in flight at once
-      // instead of one at a time (a single row of 4096 took 3.7 us).
-      int64_t stride = 32 * vec;
-      Value steps =
-          g.select(g.cmp(Pred::ult, laneK, g.c64(K)),
-                   g.udiv(g.add(g.sub(g.c64(K), laneK), g.c64(stride - 1)),
-                          g.c64(stride)),
-                   g.c64(0));
-      struct Loaded {
-        SmallVector<Raw> raw;
-        SmallVector<Value> base;
-      };
-      auto load = [&](Value k) {
-        SmallVector<Value> d(dims);
-        d.back() = k;
-        Loaded l{SmallVector<Raw>(numIn), SmallVector<Value>(numIn)};
-        for (unsigned j = 0; j < numIn; ++j) {
-          if (fixed[j])
-            continue;
-          l.base[j] = mapOffset(maps[j], inShape[j], d);
-          if (vectorized(j))
-            l.raw[j] = loadRaw(
-                g.gep(param(j), g.mul(l.base[j], g.c64(bytesOf(inElem[j])))),
-                unsigned(vec * bytesOf(inElem[j])), true);
-        }
-        return l;
-      };
-      auto accumulate = [&](Value k, const Loaded &l, Value acc) {
-        for (int64_t e = 0; e < vec; ++e) {
-          SmallVector<Value> args;
-          for (unsigned j = 0; j < numIn; ++j) {
-            if (fixed[j]) {
-              args.push_back(fixed[j]);
-            } else if (vectorized(j)) {
-              args.push_back(asElement(
-                  rawElement(l.raw[j], unsigned(e), bytesOf(inElem[j])),
-                  inElem[j]));
-            } else {
-              SmallVector<Value> de(dims);
-              de.back() = g.add(k, g.c64(e));
-              args.push_back(loadElement(
-                  param(j), inElem[j],
-                  runsAlongK(maps[j]) ? g.add(l.base[j], g.c64(e))
-                                      : mapOffset(maps[j], inShape[j], de)));
-            }
-          }
-          acc = g.fadd(acc, emitBlock(op.getBody().front(), args));
-        }
-        return acc;
-      };
-      SmallVector<Value> sum = unrolledLoop(
-          g.c64(0), steps, s.unroll, ValueRange{g.cf32(0)},
-          [&](Value first, int64_t n, ValueRange iters) -> SmallVector<Value> {
-            SmallVector<Value> ks;
-            SmallVector<Loaded> loaded;
-            for (int64_t u = 0; u < n; ++u) {
-              ks.push_back(
-                  g.add(laneK, g.mul(g.add(first, g.c64(u)), g.c64(stride))));
-              loaded.push_back(load(ks.back()));
-            }
-            Value acc = iters[0];
-            for (int64_t u = 0; u < n; ++u)
-              acc = accumulate(ks[u], loaded[u], acc);
-            return {acc};
-          });
+      loadFixed(in, dims);
+      // `unroll` steps loaded before the first is used: one row's loads in
+      // flight at once instead of one at a time (a single row of 4096 took
+      // 3.7 us).
+      SmallVector<Value> sum =
+          overRow(in, dims, ValueRange{g.cf32(0)},
+                  [&](Value k, const Operands::Step &l, ValueRange acc) {
+                    Value a = acc[0];
+                    for (int64_t e = 0; e < vec; ++e)
+                      a = g.fadd(a, emitBlock(op.getBody().front(),
+                                              elementArgs(in, l, dims, k, e)));
+                    return SmallVector<Value>{a};
+                  });
       Value total = warpSum(sum[0]);
-      g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
-        SmallVector<Value> args{total};
-        for (unsigned j = 0; j < numEp; ++j) {
-          Type t = elementTypeOf(op.getEpilogueInputs()[j]);
-          args.push_back(
-              loadElement(param(numIn + j), t,
-                          mapOffset(epMaps[j],
-                                    cast<RankedTensorType>(
-                                        op.getEpilogueInputs()[j].getType())
-                                        .getShape(),
-                                    dims)));
-        }
-        Value r = emitBlock(op.getEpilogue().front(), args);
-        g.store(
-            r, g.gep(param(numIn + numEp), g.mul(row, g.c64(bytesOf(outElem)))),
-            bytesOf(outElem));
-      });
+      if (!op.hasApply()) {
+        g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
+          g.store(statistic(total, dims),
+                  g.gep(out, g.mul(row, g.c64(bytesOf(outElem)))),
+                  bytesOf(outElem));
+        });
+        return;
+      }
+      // Every lane has the sum: each derives the statistic and scales its
+      // own steps of the row, which it has just read (from L1 now).
+      Value stat = statistic(total, dims);
+      loadFixed(ap, dims);
+      Value rowBase = g.mul(row, g.c64(K));
+      overRow(ap, dims, ValueRange{},
+              [&](Value k, const Operands::Step &l, ValueRange) {
+                // The step's `vec` elements in one vector store.
+                Type vt =
+                    vec > 1 ? Type(VectorType::get({vec}, outElem)) : outElem;
+                Value v =
+                    vec > 1 ? LLVM::PoisonOp::create(g.b, g.loc, vt).getResult()
+                            : Value();
+                for (int64_t e = 0; e < vec; ++e) {
+                  SmallVector<Value> args = elementArgs(ap, l, dims, k, e);
+                  args.push_back(stat);
+                  Value r = emitBlock(op.getApply().front(), args);
+                  v = vec > 1 ? LLVM::InsertElementOp::create(g.b, g.loc, v, r,
+                                                              g.c32(int32_t(e)))
+                                    .getResult()
+                              : r;
+                }
+                int64_t bytes = vec * bytesOf(outElem);
+                g.store(v,
+                        g.gep(out, g.mul(g.add(rowBase, k),
+                                         g.c64(bytesOf(outElem)))),
+                        unsigned(std::min<int64_t>(bytes, 16)));
+                return SmallVector<Value>{};
+              });
     });
   }
   endKernel();

@@ -119,8 +119,9 @@ class _NormedLinear:
     attention_norm runs on the input first. One row of int8 is one
     norm_linear kernel (the norm's scaling the linear's prologue, its
     statistic derived in every block); otherwise the norm as the model
-    computes it, then the linear (at M > 1 mtc's norm is two kernels, the
-    statistic and the scaling, where Inductor makes one)."""
+    computes it, then the linear. (Elsewhere mtc's norm is one kernel too,
+    its statistic applied to the rows, as Inductor's is: two launches
+    either way, and mtc's has not been timed against Inductor's.)"""
 
     def forward(self, x):
         norm, group = self._mtc_norm

@@ -1,8 +1,10 @@
 """The `fused_` section of the GPU matrix (gpu_tests.py, `--only '^fused_'`):
-the decoder block's pieces around the linear (issue 24). Norms, whose row
-statistic is a kernel.reduce (RMSNorm as gpt-fast and Hugging Face write it,
-LayerNorm with its mean subtracted, a K that is not a multiple of the vector
-width, several reduce schedules), and the feed-forward half of a Llama block
+the decoder block's pieces around the linear (issue 24). Norms, each a
+kernel.reduce that applies its row statistic to the rows (RMSNorm as
+gpt-fast and Hugging Face write it; LayerNorm, two such kernels, the first
+writing its centred rows in f32 (32-byte vector stores at K = 4096); a K
+that is not a multiple of the vector width; several reduce schedules), and
+the feed-forward half of a Llama block
 (examples/decoder_ffn.graph at a smaller size): the norm, gate and up
 projections with SwiGLU (one contraction over both weights where they start
 on simt or mma, else in the up projection's epilogue), the down projection
@@ -140,6 +142,9 @@ def fused_cases(quick):
         for m in ([3] if quick else [1, 3, 200]):
             nm = f"fused_layernorm_{act}_m{m}_1000"
             cs.append((nm, norm_graph(nm, m, 1000, act, "layer"), []))
+        for m in ([64] if quick else [1, 64]):
+            nm = f"fused_layernorm_{act}_m{m}_4096"
+            cs.append((nm, norm_graph(nm, m, 4096, act, "layer"), []))
         for m in ([1] if quick else [1, 16, 64]):
             nm = f"fused_ffn4_{act}_m{m}_1024x2816"
             cs.append((nm, ffn_graph(nm, m, 1024, 2816, act, "i4"), []))

@@ -260,6 +260,7 @@ def test_ffn_int4_graph_compiles(tmp_path):
                           "M=1", "-o", str(tmp_path / "out")],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    # At M = 1: the statistic, the norm's scaling, gate and up as one kernel
-    # over both int4 weights (siblings), down with the residual.
-    assert out.stdout.startswith("ffn: 4 kernels")
+    # At M = 1: the norm (its statistic applied to the rows in one kernel),
+    # gate and up as one kernel over both int4 weights (siblings), down with
+    # the residual.
+    assert out.stdout.startswith("ffn: 3 kernels")

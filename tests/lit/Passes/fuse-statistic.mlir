@@ -41,13 +41,13 @@ graph.func @gate_up(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<4224
   graph.return %a : tensor<1x4224xbf16>
 }
 
-// The normed activations are also a graph output: the kernel that writes
-// them keeps reading the reduction, and the contraction derives its own
-// copy of it.
+// The normed activations are also a graph output: the contraction derives
+// its own copy of the statistic, and the kernel that writes them is the
+// reduction applying its statistic to the rows.
 
 // CHECK-LABEL: graph.func @also_returned(
-// CHECK:         %[[R:.*]] = kernel.reduce
-// CHECK:         %[[N:.*]] = kernel.elementwise %{{.*}}, %[[R]], %{{.*}} :
+// CHECK:         %[[N:.*]] = kernel.reduce %{{.*}} apply_inputs(
+// CHECK-SAME:      -> tensor<1x64xbf16>
 // CHECK:         %[[Y:.*]] = kernel.contract
 // CHECK:         } statistic {
 // CHECK:         graph.return %[[N]], %[[Y]]
@@ -86,12 +86,13 @@ graph.func @eps_input(%x: tensor<1x64xbf16>, %g: tensor<64xbf16>, %eps: tensor<1
 }
 
 // Must not fold: at M = 2 the contraction starts on the mma kind, which
-// takes no prologue here; the norm is a reduction and a scaling kernel.
+// takes no prologue here; the norm is one reduction that applies its
+// statistic to the rows.
 
 // CHECK-LABEL: graph.func @mma_m2(
-// CHECK:         kernel.reduce
-// CHECK:         kernel.elementwise
-// CHECK:         kernel.contract
+// CHECK:         %[[N:.*]] = kernel.reduce %{{.*}} apply_inputs(
+// CHECK-NOT:     kernel.elementwise
+// CHECK:         kernel.contract %[[N]]
 // CHECK-NOT:     statistic
 graph.func @mma_m2(%x: tensor<2x64xbf16>, %g: tensor<64xbf16>, %w: tensor<32x64xi8>) -> tensor<2x32xbf16> {
   %xf = graph.convert %x : tensor<2x64xbf16> -> tensor<2x64xf32>

@@ -357,6 +357,42 @@ graph.func @norm_stat(%x: tensor<3x64xbf16>, %g: tensor<64xbf16>, %b: tensor<3x1
 }
 
 
+// kernel.reduce with apply: the statistic scales the rows it was reduced
+// from (an RMSNorm in one kernel); the result is the iteration space.
+
+// CHECK-LABEL: graph.func @norm_apply(
+// CHECK:         %n = kernel.reduce %{{.*}} : tensor<3x64xbf16> epilogue() apply_inputs(%{{.*}}, %{{.*}} : tensor<64xbf16>, tensor<3x64xbf16>)
+// CHECK-SAME:      {apply_maps = [#{{.*}}, #{{.*}}], epilogue_maps = [], extent = 64 : i64, indexing_maps = [#{{.*}}], nodes = ["n"]} -> tensor<3x64xbf16> body {
+// CHECK:         } epilogue {
+// CHECK:           math.rsqrt
+// CHECK:         } apply {
+// CHECK-NEXT:    ^bb0(%a0: bf16, %a1: bf16, %stat: f32):
+// CHECK:           arith.mulf %{{.*}}, %stat : f32
+graph.func @norm_apply(%x: tensor<3x64xbf16>, %g: tensor<64xbf16>) -> tensor<3x64xbf16> {
+  %n = kernel.reduce %x : tensor<3x64xbf16> epilogue() apply_inputs(%g, %x : tensor<64xbf16>, tensor<3x64xbf16>) {apply_maps = [#rcol, #rid], epilogue_maps = [], extent = 64 : i64, indexing_maps = [#rid], nodes = ["n"]} -> tensor<3x64xbf16> body {
+  ^bb0(%in0: bf16):
+    %0 = arith.extf %in0 : bf16 to f32
+    %1 = arith.mulf %0, %0 : f32
+    kernel.yield %1 : f32
+  } epilogue {
+  ^bb0(%sum: f32):
+    %0 = math.rsqrt %sum : f32
+    kernel.yield %0 : f32
+  } apply {
+  ^bb0(%a0: bf16, %a1: bf16, %stat: f32):
+    %0 = arith.extf %a1 : bf16 to f32
+    %1 = arith.mulf %0, %stat : f32
+    %2 = arith.truncf %1 : f32 to bf16
+    %3 = arith.extf %2 : bf16 to f32
+    %4 = arith.extf %a0 : bf16 to f32
+    %5 = arith.mulf %3, %4 : f32
+    %6 = arith.truncf %5 : f32 to bf16
+    kernel.yield %6 : bf16
+  }
+  graph.return %n : tensor<3x64xbf16>
+}
+
+
 // kernel.contract with an activation prologue: a_inputs per k and per row.
 
 // CHECK-LABEL: graph.func @prologue(
