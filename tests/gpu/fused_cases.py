@@ -166,13 +166,16 @@ def fused_cases(quick):
         cs.append((nm, ffn_graph(nm, 1, 1024, 2816, "f16" if tag == "w1"
                                  else "bf16"), ["--schedule", sched]))
     # Reduce schedules: several rows per warp, one warp per block, scalar
-    # loads (vec 1), a K that is not a multiple of the vector (1000 % 8),
-    # and steps loaded several at a time where lanes have different counts
-    # of them (4000 = 15 * 256 + 160: 15 or 16 steps, u4 leaves 3 or 0).
+    # loads (vec 1), a K of whole vectors but ragged steps (1000 = 125 * 8),
+    # a K of no whole vectors (1001: loads and the scaled row's stores by
+    # element), and steps loaded several at a time where lanes have
+    # different counts of them (4000 = 15 * 256 + 160: 15 or 16 steps, u4
+    # leaves 3 or 0).
     for tag, m, k, s in [("r4", 200, 4096, "reduce w4 r4 kw1 v8 u1 mt1 sk1"),
                          ("w1_v1", 3, 4096, "reduce w1 r1 kw1 v1 u1 mt1 sk1"),
                          ("v8_ragged", 16, 1000, "reduce w2 r2 kw1 v8 u2 mt1 sk1"),
-                         ("u4_ragged", 5, 4000, "reduce w4 r1 kw1 v8 u4 mt1 sk1")]:
+                         ("u4_ragged", 5, 4000, "reduce w4 r1 kw1 v8 u4 mt1 sk1"),
+                         ("k_odd", 3, 1001, "reduce w4 r1 kw1 v8 u2 mt1 sk1")]:
         nm = f"fused_rmsnorm_sched_{tag}_m{m}_{k}"
         cs.append((nm, norm_graph(nm, m, k, "bf16", "rms"),
                    ["--schedule", f"0={s}"]))
