@@ -399,11 +399,15 @@ std::string mtc::kernel::checkReduceSchedule(int64_t rows,
            "[1, 8]";
   if (!isPow2In(s.unroll, 1, 16))
     return "unroll (steps loaded at once) must be a power of two in [1, 16]";
-  if (s.kwarps != 1 || s.mtile != 1 || s.splitk != 1 || s.cluster != 1)
-    return "kwarps, mtile, splitk and cluster must be 1 for row reductions";
+  if (!isPow2In(s.kwarps, 1, s.warps))
+    return "kwarps (warps that share a row) must be a power of two no "
+           "larger than warps";
+  if (s.mtile != 1 || s.splitk != 1 || s.cluster != 1)
+    return "mtile, splitk and cluster must be 1 for row reductions";
   if (std::string e = checkRegs(s); !e.empty())
     return e;
-  if (llvm::divideCeil(rows, s.warps * s.rows) > (int64_t(1) << 31) - 1)
+  if (llvm::divideCeil(rows, s.warps / s.kwarps * s.rows) >
+      (int64_t(1) << 31) - 1)
     return "grid too large";
   return "";
 }
@@ -455,8 +459,9 @@ LaunchConfig mtc::kernel::elementwiseLaunchConfig(int64_t numElements,
 LaunchConfig mtc::kernel::reduceLaunchConfig(int64_t rows,
                                              const ScheduleParams &s) {
   LaunchConfig l;
-  l.grid = {static_cast<int64_t>(llvm::divideCeil(rows, s.warps * s.rows)), 1,
-            1};
+  l.grid = {
+      static_cast<int64_t>(llvm::divideCeil(rows, s.warps / s.kwarps * s.rows)),
+      1, 1};
   l.block = {s.warps * 32, 1, 1};
   return l;
 }

@@ -94,6 +94,8 @@ private:
   ReduceOp op;
   ScheduleParams s;
   int64_t K = 0, vec = 1;
+  /// k's between a lane's steps: the lanes of the warps sharing a row.
+  int64_t stride = 0;
   Value laneK, steps;
 };
 
@@ -168,7 +170,6 @@ SmallVector<Value> ReduceEmitter::overRow(
     llvm::function_ref<SmallVector<Value>(Value, const Operands::Step &,
                                           ValueRange)>
         fn) {
-  int64_t stride = 32 * vec;
   return unrolledLoop(
       g.c64(0), steps, s.unroll, init,
       [&](Value first, int64_t n, ValueRange iters) -> SmallVector<Value> {
@@ -216,48 +217,81 @@ LogicalResult ReduceEmitter::emit() {
   // of vec; i4 inputs are read an element at a time.
   vec = K % s.vec == 0 ? s.vec : 1;
 
+  // `kwarps` warps share a row: a block takes warps / kwarps rows at a
+  // time, each warp every kwarps-th step of its row.
+  int64_t kw = s.kwarps, groups = s.warps / kw;
   Value tid = g.tidX();
   Value lane = g.band(tid, g.c32(31)), warp = g.lshr(tid, g.c32(5));
+  Value part = kw > 1 ? g.urem(warp, g.c32(kw)) : g.c32(0);
+  Value group = kw > 1 ? g.udiv(warp, g.c32(kw)) : warp;
   Value firstRow =
-      g.mul(g.add(g.mul(g.ctaidX(), g.c32(s.warps)), warp), g.c32(s.rows));
-  // The lane's steps: k = laneK + j * 32 * vec, for j < steps.
-  laneK = g.mul(g.zext64(lane), g.c64(vec));
-  int64_t stride = 32 * vec;
+      g.mul(g.add(g.mul(g.ctaidX(), g.c32(groups)), group), g.c32(s.rows));
+  // The lane's steps: k = laneK + j * stride, for j < steps.
+  laneK = g.mul(g.zext64(g.add(g.mul(part, g.c32(32)), lane)), g.c64(vec));
+  stride = kw * 32 * vec;
   steps = g.select(
       g.cmp(Pred::ult, laneK, g.c64(K)),
       g.udiv(g.add(g.sub(g.c64(K), laneK), g.c64(stride - 1)), g.c64(stride)),
       g.c64(0));
-  for (int64_t i = 0; i < s.rows; ++i) {
-    Value row = g.zext64(g.add(firstRow, g.c32(i)));
-    g.ifThen(g.cmp(Pred::ult, row, g.c64(rows)), [&] {
-      // The row's index in the statistic's space (its last dimension is 1).
-      SmallVector<Value> dims = unflatten(row, statShape);
-      dims.back() = g.c64(0);
-      loadFixed(in, dims);
-      // `unroll` steps loaded before the first is used: one row's loads in
-      // flight at once instead of one at a time (a single row of 4096 took
-      // 3.7 us).
-      SmallVector<Value> sum =
-          overRow(in, dims, ValueRange{g.cf32(0)},
-                  [&](Value k, const Operands::Step &l, ValueRange acc) {
-                    Value a = acc[0];
-                    for (int64_t e = 0; e < vec; ++e)
-                      a = g.fadd(a, emitBlock(op.getBody().front(),
-                                              elementArgs(in, l, dims, k, e)));
-                    return SmallVector<Value>{a};
-                  });
-      Value total = warpSum(sum[0]);
-      if (!op.hasApply()) {
-        g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
-          g.store(statistic(total, dims),
-                  g.gep(out, g.mul(row, g.c64(bytesOf(outElem)))),
-                  bytesOf(outElem));
-        });
-        return;
-      }
-      // Every lane has the sum: each derives the statistic and scales its
-      // own steps of the row, which it has just read (from L1 now).
-      Value stat = statistic(total, dims);
+  // Each warp's share of each of its rows' sums, where warps share rows.
+  Value partials =
+      kw > 1 ? sharedArray("partial", g.f32, s.warps * s.rows) : Value();
+
+  // One row: `valid` null where the caller skips rows past the last
+  // (one warp a row: no barrier to reach), else whether `row` is one (rows
+  // past the last are summed as the last, so that every warp reaches the
+  // barrier, and store nothing).
+  auto doRow = [&](int64_t i, Value row, Value valid) {
+    auto ifValid = [&](Value cond, llvm::function_ref<void()> fn) {
+      g.ifThen(valid ? g.andi(valid, cond) : cond, fn);
+    };
+    // The row's index in the statistic's space (its last dimension is 1).
+    SmallVector<Value> dims = unflatten(row, statShape);
+    dims.back() = g.c64(0);
+    loadFixed(in, dims);
+    // `unroll` steps loaded before the first is used: one row's loads in
+    // flight at once instead of one at a time (a single row of 4096 took
+    // 3.7 us).
+    SmallVector<Value> sum =
+        overRow(in, dims, ValueRange{g.cf32(0)},
+                [&](Value k, const Operands::Step &l, ValueRange acc) {
+                  Value a = acc[0];
+                  for (int64_t e = 0; e < vec; ++e)
+                    a = g.fadd(a, emitBlock(op.getBody().front(),
+                                            elementArgs(in, l, dims, k, e)));
+                  return SmallVector<Value>{a};
+                });
+    Value total = warpSum(sum[0]);
+    if (kw > 1) {
+      // The row's warps meet in shared memory, and every thread adds their
+      // shares in the same fixed order.
+      g.ifThen(g.cmp(Pred::eq, lane, g.c32(0)), [&] {
+        g.store(
+            total,
+            sharedElem(partials, g.add(g.c32(int32_t(i * s.warps)), warp), 4),
+            4);
+      });
+      g.barrier();
+      Value first = g.add(g.c32(int32_t(i * s.warps)), g.mul(group, g.c32(kw)));
+      total = g.cf32(0);
+      for (int64_t w = 0; w < kw; ++w)
+        total = g.fadd(
+            total,
+            g.load(g.f32, sharedElem(partials, g.add(first, g.c32(w)), 4), 4));
+    }
+    if (!op.hasApply()) {
+      ifValid(g.cmp(Pred::eq, g.add(g.mul(part, g.c32(32)), lane), g.c32(0)),
+              [&] {
+                g.store(statistic(total, dims),
+                        g.gep(out, g.mul(row, g.c64(bytesOf(outElem)))),
+                        bytesOf(outElem));
+              });
+      return;
+    }
+    // Every lane has the sum: each derives the statistic and scales its own
+    // steps of the row, which it has just read (from L1 now).
+    Value stat = statistic(total, dims);
+    auto scale = [&] {
       loadFixed(ap, dims);
       Value rowBase = g.mul(row, g.c64(K));
       overRow(ap, dims, ValueRange{},
@@ -284,7 +318,20 @@ LogicalResult ReduceEmitter::emit() {
                         unsigned(std::min<int64_t>(bytes, 16)));
                 return SmallVector<Value>{};
               });
-    });
+    };
+    if (valid)
+      g.ifThen(valid, scale);
+    else
+      scale();
+  };
+
+  for (int64_t i = 0; i < s.rows; ++i) {
+    Value row = g.zext64(g.add(firstRow, g.c32(int32_t(i))));
+    Value valid = g.cmp(Pred::ult, row, g.c64(rows));
+    if (kw == 1)
+      g.ifThen(valid, [&] { doRow(i, row, Value()); });
+    else
+      doRow(i, g.select(valid, row, g.c64(rows - 1)), valid);
   }
   endKernel();
   return success();

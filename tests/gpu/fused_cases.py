@@ -168,15 +168,33 @@ def fused_cases(quick):
     # Reduce schedules: several rows per warp, one warp per block, scalar
     # loads (vec 1), a K of whole vectors but ragged steps (1000 = 125 * 8),
     # a K of no whole vectors (1001: loads and the scaled row's stores by
-    # element), and steps loaded several at a time where lanes have
-    # different counts of them (4000 = 15 * 256 + 160: 15 or 16 steps, u4
-    # leaves 3 or 0).
+    # element), steps loaded several at a time where lanes have different
+    # counts of them (4000 = 15 * 256 + 160: 15 or 16 steps, u4 leaves 3 or
+    # 0), and warps that share a row (kwarps: a block of 2 rows of 2 warps
+    # each over M = 3 sums its last, missing row as the last real one so
+    # that every warp reaches the barrier, and stores none of it).
     for tag, m, k, s in [("r4", 200, 4096, "reduce w4 r4 kw1 v8 u1 mt1 sk1"),
                          ("w1_v1", 3, 4096, "reduce w1 r1 kw1 v1 u1 mt1 sk1"),
                          ("v8_ragged", 16, 1000, "reduce w2 r2 kw1 v8 u2 mt1 sk1"),
                          ("u4_ragged", 5, 4000, "reduce w4 r1 kw1 v8 u4 mt1 sk1"),
-                         ("k_odd", 3, 1001, "reduce w4 r1 kw1 v8 u2 mt1 sk1")]:
+                         ("k_odd", 3, 1001, "reduce w4 r1 kw1 v8 u2 mt1 sk1"),
+                         ("kw8", 1, 4096, "reduce w8 r1 kw8 v8 u2 mt1 sk1"),
+                         ("kw2_r2", 3, 1000, "reduce w4 r2 kw2 v8 u2 mt1 sk1"),
+                         ("kw4_k_odd", 5, 1001, "reduce w4 r1 kw4 v8 u1 mt1 sk1")]:
         nm = f"fused_rmsnorm_sched_{tag}_m{m}_{k}"
         cs.append((nm, norm_graph(nm, m, k, "bf16", "rms"),
                    ["--schedule", f"0={s}"]))
+    # Warps that share a row (kwarps) where only the statistic is stored,
+    # and on a LayerNorm's two reductions (the first writes f32 rows).
+    for tag, m, s in [("kw4", 3, "reduce w4 r1 kw4 v8 u2 mt1 sk1"),
+                      ("kw2_r4", 7, "reduce w8 r4 kw2 v8 u1 mt1 sk1")]:
+        nm = f"fused_rmsstat_sched_{tag}_m{m}_4096"
+        body = ["xf = convert(x, f32)", "sq = mul(xf, xf)", "ms = mean(sq)",
+                "r = rsqrt(ms)"]
+        cs.append((nm, graph(nm, [f"x: bf16[{m}, 4096]"], f"f32[{m}, 1]",
+                             body, "r"), ["--schedule", f"0={s}"]))
+    nm = "fused_layernorm_sched_kw_m3_4096"
+    cs.append((nm, norm_graph(nm, 3, 4096, "bf16", "layer"),
+               ["--schedule", "0=reduce w8 r1 kw8 v8 u1 mt1 sk1",
+                "--schedule", "1=reduce w4 r2 kw2 v4 u2 mt1 sk1"]))
     return cs + sibling_cases()
