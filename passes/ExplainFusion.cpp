@@ -14,7 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "passes/FusionSupport.h"
-#include "passes/Heuristics.h"
 
 #include "dialects/Graph/GraphOps.h"
 #include "dialects/Kernel/KernelOps.h"
@@ -128,16 +127,13 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
         return "no activation prologue: " + why;
     }
     auto red = dyn_cast<ReduceOp>(prod);
-    if (red && red.hasApply() && v == c.getA())
-      return std::string(
-                 "the rows are scaled by their statistic in the reduction's "
-                 "kernel (apply); only an elementwise kernel joins a "
-                 "contraction as its prologue, and this one took none") +
-             (defaultContractSchedule(contractShape(c)).kind !=
-                      ScheduleKind::simt
-                  ? ": it starts on a tensor-core kind, where a prologue "
-                    "costs more than the kernel it replaces"
-                  : "");
+    if (red && red.hasApply() && v == c.getA()) {
+      std::string why = prologueKindBlocker(c);
+      return "the rows are scaled by their statistic in the reduction's "
+             "kernel (apply); only an elementwise kernel joins a contraction "
+             "as its prologue, and this one took none" +
+             (why.empty() ? "" : ": " + why);
+    }
     if (red)
       for (auto [j, in] : llvm::enumerate(c.getAInputs()))
         if (in == v)

@@ -39,6 +39,13 @@ using namespace mtc;
 using namespace mtc::fusion;
 using namespace mtc::kernel;
 
+std::string mtc::fusion::prologueKindBlocker(ContractOp op) {
+  if (defaultContractSchedule(contractShape(op)).kind != ScheduleKind::simt)
+    return "the contraction starts on a tensor-core kind, where a prologue "
+           "costs more than the kernel it replaces";
+  return "";
+}
+
 std::string mtc::fusion::prologueBlocker(ContractOp op, ElementwiseOp prod,
                                          unsigned &source) {
   auto aType = cast<RankedTensorType>(op.getA().getType());
@@ -46,9 +53,8 @@ std::string mtc::fusion::prologueBlocker(ContractOp op, ElementwiseOp prod,
     return "it has a prologue already";
   if (op.getATransposed() || op.getBTransposed() || aType.getRank() != 2)
     return "a prologue needs A [M, K] and a weight [N, K]";
-  if (defaultContractSchedule(contractShape(op)).kind != ScheduleKind::simt)
-    return "the contraction starts on a tensor-core kind, where a prologue "
-           "costs more than the kernel it replaces";
+  if (std::string why = prologueKindBlocker(op); !why.empty())
+    return why;
   if (!op.getSiblings().empty())
     return "prologues fold before siblings join";
   if (prod.getInputs().size() == 1 && conversionChainTypes(prod.getBody()))

@@ -151,17 +151,6 @@ struct FuseReduceEpilogueInputProducer : OpRewritePattern<ReduceOp> {
   MergeLists &lists;
 };
 
-/// The map by which a kernel over `red`'s iteration space reads its
-/// statistic: the row's index, and 0 along the row.
-AffineMap rowBroadcast(ReduceOp red) {
-  unsigned rank = unsigned(red.getType().getRank());
-  SmallVector<AffineExpr> results;
-  for (unsigned d = 0; d + 1 < rank; ++d)
-    results.push_back(getAffineDimExpr(d, red.getContext()));
-  results.push_back(getAffineConstantExpr(0, red.getContext()));
-  return AffineMap::get(rank, 0, results, red.getContext());
-}
-
 } // namespace
 
 std::string mtc::fusion::applyBlocker(ElementwiseOp op, ReduceOp red) {
@@ -172,7 +161,9 @@ std::string mtc::fusion::applyBlocker(ElementwiseOp op, ReduceOp red) {
   if (cast<RankedTensorType>(op.getType()).getShape() !=
       ArrayRef<int64_t>(red.getIterationShape()))
     return "the consumer's space is not the rows the reduction sums";
-  AffineMap row = rowBroadcast(red);
+  // As the graph's broadcasting reads a [..., 1] operand in [..., K].
+  AffineMap row = broadcastMap(red.getContext(), red.getStatisticShape(),
+                               red.getIterationShape());
   for (auto [v, map] : llvm::zip(op.getInputs(), mapsOf(op.getIndexingMaps())))
     if (v == red.getResult() && map != row)
       return "the consumer reads the statistic other than once per row";

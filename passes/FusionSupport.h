@@ -68,6 +68,10 @@ void extendEpilogue(mlir::PatternRewriter &rw, mlir::Location loc,
 /// epilogue) instead of running for every element it scales.
 bool recomputesMath(kernel::ElementwiseOp prod, kernel::ElementwiseOp consumer);
 
+/// Why no prologue joins `op` on the kind it starts on (empty: one may;
+/// FusePrologue.cpp).
+std::string prologueKindBlocker(kernel::ContractOp op);
+
 /// Why `op`'s activations cannot take `prod` as a prologue (empty: they
 /// can), and which of `prod`'s inputs becomes A (FusePrologue.cpp).
 std::string prologueBlocker(kernel::ContractOp op, kernel::ElementwiseOp prod,

@@ -106,10 +106,8 @@ SmallVector<Type> chainTypes(ArrayRef<Operation *> chain, Type f32) {
 // Maps
 //===----------------------------------------------------------------------===//
 
-/// Numpy broadcasting of a tensor of `in` shape into an iteration space of
-/// `out` shape.
-static AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> in,
-                              ArrayRef<int64_t> out) {
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> in,
+                       ArrayRef<int64_t> out) {
   SmallVector<AffineExpr> results;
   size_t offset = out.size() - in.size();
   for (size_t j = 0; j < in.size(); ++j) {

@@ -37,6 +37,10 @@ mlir::Value convertThrough(mlir::OpBuilder &b, mlir::Location loc,
 llvm::SmallVector<mlir::Type>
 chainTypes(llvm::ArrayRef<mlir::Operation *> chain, mlir::Type f32);
 
+/// Numpy broadcasting of a tensor of `in` shape into an iteration space of
+/// `out` shape: the map by which a graph node reads its operand.
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> in,
+                             llvm::ArrayRef<int64_t> out);
 /// True if `map` swaps the last two dims and keeps the others.
 bool isTransposeMap(mlir::AffineMap map);
 

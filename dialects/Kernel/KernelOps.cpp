@@ -72,19 +72,14 @@ static LogicalResult verifyBInputs(ContractOp op, int64_t n, int64_t k) {
 
 /// The a_inputs and their maps from (m, k) over a 2-D A [M, K].
 static LogicalResult verifyAInputs(ContractOp op, int64_t k) {
-  size_t count = op.getAInputs().size();
-  size_t maps = op.getAMaps() ? op.getAMaps()->size() : 0;
-  if (maps != count)
-    return op.emitOpError("has ")
-           << count << " a inputs but " << maps << " a maps";
-  if (!count)
-    return success();
   auto a = cast<RankedTensorType>(op.getA().getType());
-  if (a.getRank() != 2 || op.getATransposed() || op.getBTransposed())
+  if (!op.getAInputs().empty() &&
+      (a.getRank() != 2 || op.getATransposed() || op.getBTransposed()))
     return op.emitOpError("a inputs need a 2-D operand a [M, K] and a weight "
                           "stored [N, K] (neither transposed)");
   return verifyMappedInputs(op, "a input", "a maps", op.getAInputs(),
-                            *op.getAMaps(), {a.getDimSize(0), k});
+                            op.getAMaps().value_or(ArrayAttr()),
+                            {a.getRank() == 2 ? a.getDimSize(0) : 1, k});
 }
 
 int64_t ContractOp::getM() { return contractShape(*this).m; }

@@ -226,8 +226,10 @@ LogicalResult ReduceEmitter::emit() {
   Value group = kw > 1 ? g.udiv(warp, g.c32(kw)) : warp;
   Value firstRow =
       g.mul(g.add(g.mul(g.ctaidX(), g.c32(groups)), group), g.c32(s.rows));
-  // The lane's steps: k = laneK + j * stride, for j < steps.
-  laneK = g.mul(g.zext64(g.add(g.mul(part, g.c32(32)), lane)), g.c64(vec));
+  // The thread's place among its row's (0: the one that stores a
+  // statistic); its steps: k = laneK + j * stride, for j < steps.
+  Value inRow = g.add(g.mul(part, g.c32(32)), lane);
+  laneK = g.mul(g.zext64(inRow), g.c64(vec));
   stride = kw * 32 * vec;
   steps = g.select(
       g.cmp(Pred::ult, laneK, g.c64(K)),
@@ -242,9 +244,6 @@ LogicalResult ReduceEmitter::emit() {
   // past the last are summed as the last, so that every warp reaches the
   // barrier, and store nothing).
   auto doRow = [&](int64_t i, Value row, Value valid) {
-    auto ifValid = [&](Value cond, llvm::function_ref<void()> fn) {
-      g.ifThen(valid ? g.andi(valid, cond) : cond, fn);
-    };
     // The row's index in the statistic's space (its last dimension is 1).
     SmallVector<Value> dims = unflatten(row, statShape);
     dims.back() = g.c64(0);
@@ -280,12 +279,12 @@ LogicalResult ReduceEmitter::emit() {
             g.load(g.f32, sharedElem(partials, g.add(first, g.c32(w)), 4), 4));
     }
     if (!op.hasApply()) {
-      ifValid(g.cmp(Pred::eq, g.add(g.mul(part, g.c32(32)), lane), g.c32(0)),
-              [&] {
-                g.store(statistic(total, dims),
-                        g.gep(out, g.mul(row, g.c64(bytesOf(outElem)))),
-                        bytesOf(outElem));
-              });
+      Value storer = g.cmp(Pred::eq, inRow, g.c32(0));
+      g.ifThen(valid ? g.andi(valid, storer) : storer, [&] {
+        g.store(statistic(total, dims),
+                g.gep(out, g.mul(row, g.c64(bytesOf(outElem)))),
+                bytesOf(outElem));
+      });
       return;
     }
     // Every lane has the sum: each derives the statistic and scales its own

@@ -19,7 +19,7 @@ graph.func @ffn(%x: tensor<8x64xbf16>, %g: tensor<64xbf16>, %w1: tensor<96x64xi8
   %nf = graph.mul %xf, %r : tensor<8x64xf32>, tensor<8x1xf32> -> tensor<8x64xf32>
   %nb = graph.convert %nf : tensor<8x64xf32> -> tensor<8x64xbf16>
   // expected-remark@+2 {{kernel 0 (reduce) computes 9 nodes: xf, eps, sq, ms, e, r, nf, nb, n; it applies each row's statistic to the row (reading 2 input(s)) and writes the scaled rows, not the statistic}}
-  // expected-remark@+1 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 0 and read by kernel 1: the rows are scaled by their statistic in the reduction's kernel (apply); only an elementwise kernel joins a contraction as its prologue, and this one took none: it starts on a tensor-core kind, where a prologue costs more than the kernel it replaces}}
+  // expected-remark@+1 {{'n' ([8, 64] bf16, 1024 B) is written by kernel 0 and read by kernel 1: the rows are scaled by their statistic in the reduction's kernel (apply); only an elementwise kernel joins a contraction as its prologue, and this one took none: the contraction starts on a tensor-core kind, where a prologue costs more than the kernel it replaces}}
   %n = graph.mul %nb, %g : tensor<8x64xbf16>, tensor<64xbf16> -> tensor<8x64xbf16>
   %w1f = graph.convert %w1 : tensor<96x64xi8> -> tensor<96x64xbf16>
   %g0 = graph.linear %n, %w1f : tensor<8x64xbf16>, tensor<96x64xbf16> -> tensor<8x96xbf16>
