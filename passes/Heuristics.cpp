@@ -416,22 +416,33 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
   if (auto c = dyn_cast<ContractOp>(op))
     return defaultContractSchedule(contractShape(c), target);
   if (auto r = dyn_cast<ReduceOp>(op)) {
-    // A warp per row, 16 bytes a lane and load; blocks of up to 4 rows.
+    // 16 bytes a lane and load. A row's sum is a chain of latencies (its
+    // loads, then the butterfly), not a stream: spread each row over up to
+    // 8 warps that meet in shared memory, each keeping at least two warp
+    // steps of its own. (RMSNorm of 4096 bf16, 16 steps: a block of 8
+    // warps a row took 2.1 us at M = 1 to 64 on an H200, 4 warps 2.5, one
+    // warp 4.0, and blocks of 4 rows of one warp 6.3-6.8;
+    // bench/results/2026-12-05-norm-pdl.) Rows too short to share: a warp per
+    // row, blocks of up to 4 rows.
     ScheduleParams s;
     s.kind = ScheduleKind::reduce;
-    s.rows = s.kwarps = s.unroll = s.mtile = s.splitk = 1;
-    int64_t rows = r.getNumRows();
-    s.warps = std::min<int64_t>(4, llvm::PowerOf2Ceil(rows));
+    s.rows = s.mtile = s.splitk = 1;
     unsigned bits = 8;
     for (Value v : r.getInputs())
       bits = std::max(bits, cast<RankedTensorType>(v.getType())
                                 .getElementType()
                                 .getIntOrFloatBitWidth());
     s.vec = std::clamp<int64_t>(128 / bits, 1, 8);
-    // A lane's steps in flight at once, up to 8 (K = 4096 in bf16: 16
-    // steps of 8 elements, loaded 8 at a time).
     int64_t steps = llvm::divideCeil(int64_t(r.getExtent()), 32 * s.vec);
-    s.unroll = std::clamp<int64_t>(int64_t(1) << llvm::Log2_64(steps), 1, 8);
+    s.kwarps = std::clamp<int64_t>(
+        int64_t(llvm::bit_floor(uint64_t(steps / 2))), 1, 8);
+    s.warps = s.kwarps > 1
+                  ? s.kwarps
+                  : std::min<int64_t>(4, llvm::PowerOf2Ceil(r.getNumRows()));
+    // A lane's steps in flight at once, up to 8.
+    int64_t mine = llvm::divideCeil(steps, s.kwarps);
+    s.unroll =
+        std::clamp<int64_t>(int64_t(llvm::bit_floor(uint64_t(mine))), 1, 8);
     return s;
   }
   ScheduleParams s;

@@ -121,14 +121,14 @@ template <typename... T> constexpr TuneRange oneOf(T... values) {
 /// (rounded up to 8 for tiled) and the current value join the range.
 struct TuneAxis {
   int order;
-  TuneRange simtAndMma, tiled, elementwise, wgmma;
+  TuneRange simtAndMma, tiled, elementwise, wgmma, reduce;
   bool plusM = false;
   constexpr const TuneRange &forKind(ScheduleKind kind) const {
-    return kind == ScheduleKind::tiled ? tiled
-           : kind == ScheduleKind::elementwise || kind == ScheduleKind::reduce
-               ? elementwise
-           : kind == ScheduleKind::wgmma ? wgmma
-                                         : simtAndMma;
+    return kind == ScheduleKind::tiled         ? tiled
+           : kind == ScheduleKind::elementwise ? elementwise
+           : kind == ScheduleKind::reduce      ? reduce
+           : kind == ScheduleKind::wgmma       ? wgmma
+                                               : simtAndMma;
   }
 };
 
@@ -154,39 +154,60 @@ struct ScheduleField {
 inline constexpr ScheduleField kScheduleFields[] = {
     // name, letters, member, default, shown at default,
     //   {tuner order, range for simt and mma, for tiled, for elementwise,
-    //    for wgmma}
+    //    for wgmma, for reduce}
     {"warps",
      "w",
      &ScheduleParams::warps,
      4,
      true,
      // wgmma: follows rows (deriveScheduleFields).
-     {1, powersOfTwo(1, 32), powersOfTwo(1, 32), powersOfTwo(1, 32), {}}},
+     {1,
+      powersOfTwo(1, 32),
+      powersOfTwo(1, 32),
+      powersOfTwo(1, 32),
+      {},
+      powersOfTwo(1, 16)}},
     {"rows",
      "r",
      &ScheduleParams::rows,
      1,
      true,
-     {2, powersOfTwo(1, 16), powersOfTwo(1, 16), {}, oneOf(1, 2)}},
+     {2,
+      powersOfTwo(1, 16),
+      powersOfTwo(1, 16),
+      {},
+      oneOf(1, 2),
+      powersOfTwo(1, 4)}},
     {"kwarps",
      "kw",
      &ScheduleParams::kwarps,
      1,
      true,
-     // wgmma: consumer warpgroups taking turns at the K tiles.
-     {5, powersOfTwo(1, 32), powersOfTwo(1, 8), {}, oneOf(1, 2)}},
+     // wgmma: consumer warpgroups taking turns at the K tiles; reduce:
+     // warps that share a row.
+     {5,
+      powersOfTwo(1, 32),
+      powersOfTwo(1, 8),
+      {},
+      oneOf(1, 2),
+      powersOfTwo(1, 16)}},
     {"vec",
      "v",
      &ScheduleParams::vec,
      16,
      true,
-     {7, powersOfTwo(1, 64), powersOfTwo(1, 64), powersOfTwo(1, 16), {}}},
+     {7,
+      powersOfTwo(1, 64),
+      powersOfTwo(1, 64),
+      powersOfTwo(1, 16),
+      {},
+      powersOfTwo(1, 8)}},
     {"unroll",
      "u",
      &ScheduleParams::unroll,
      1,
      true,
-     {4, powersOfTwo(1, 16), {}, {}, {}}},
+     {4, powersOfTwo(1, 16), {}, {}, {}, powersOfTwo(1, 16)}},
     // Rows of M per block: also M itself and wherever the start is.
     // wgmma: its N, so the multiples of 64 between powers of two too.
     {"mtile",
@@ -199,6 +220,7 @@ inline constexpr ScheduleField kScheduleFields[] = {
       powersOfTwo(8, 256),
       {},
       oneOf(16, 32, 64, 128, 192, 256),
+      {},
       /*plusM=*/true}},
     {"splitk",
      "sk",

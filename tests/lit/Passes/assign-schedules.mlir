@@ -264,3 +264,43 @@ graph.func @graph_ops(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = graph.relu %x : tensor<4xf32> -> tensor<4xf32>
   graph.return %r : tensor<4xf32>
 }
+
+// Row reductions (kernel.reduce): a row's sum is a chain of latencies, so
+// a row of 4096 bf16 (16 warp steps of 8 elements a lane) is spread over
+// 8 warps of one block, two steps each; a row of 64 (one step) stays in
+// one warp, and a block takes 4 such rows.
+
+#rrow = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: graph.func @rms_stat_4096(
+// CHECK:         kernel.reduce
+// CHECK-SAME:      schedule = #kernel.schedule<kind = reduce, warps = 8, rows = 1, kwarps = 8, vec = 8, unroll = 2, mtile = 1, splitk = 1>
+graph.func @rms_stat_4096(%x: tensor<3x4096xbf16>) -> tensor<3x1xf32> {
+  %r = kernel.reduce %x : tensor<3x4096xbf16> epilogue() {epilogue_maps = [], extent = 4096 : i64, indexing_maps = [#rrow], nodes = ["r"]} -> tensor<3x1xf32> body {
+  ^bb0(%in0: bf16):
+    %0 = arith.extf %in0 : bf16 to f32
+    %1 = arith.mulf %0, %0 : f32
+    kernel.yield %1 : f32
+  } epilogue {
+  ^bb0(%sum: f32):
+    %0 = math.rsqrt %sum : f32
+    kernel.yield %0 : f32
+  }
+  graph.return %r : tensor<3x1xf32>
+}
+
+// CHECK-LABEL: graph.func @rms_stat_64(
+// CHECK:         kernel.reduce
+// CHECK-SAME:      schedule = #kernel.schedule<kind = reduce, warps = 4, rows = 1, kwarps = 1, vec = 8, unroll = 1, mtile = 1, splitk = 1>
+graph.func @rms_stat_64(%x: tensor<5x64xbf16>) -> tensor<5x1xf32> {
+  %r = kernel.reduce %x : tensor<5x64xbf16> epilogue() {epilogue_maps = [], extent = 64 : i64, indexing_maps = [#rrow], nodes = ["r"]} -> tensor<5x1xf32> body {
+  ^bb0(%in0: bf16):
+    %0 = arith.extf %in0 : bf16 to f32
+    %1 = arith.mulf %0, %0 : f32
+    kernel.yield %1 : f32
+  } epilogue {
+  ^bb0(%sum: f32):
+    %0 = math.rsqrt %sum : f32
+    kernel.yield %0 : f32
+  }
+  graph.return %r : tensor<5x1xf32>
+}
