@@ -53,7 +53,6 @@ LogicalResult ContractEmitter::emit() {
   unsigned numSib = op.getSiblings().size();
   unsigned numIn = 2 + numB + numEp + numA + numSib * (1 + numB);
   unsigned numParams = numIn + 1 + (s.splitk > 1 ? 1 : 0);
-  deferGridWait = prefetchesWeights();
   beginKernel(numParams, numIn, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
   B = param(1);
@@ -254,20 +253,6 @@ std::pair<Value, Value> ContractEmitter::pieceRange(int64_t total) {
 
 int64_t ContractEmitter::stepsInFlight(int64_t total) const {
   return std::clamp<int64_t>(total / geo.pieces, 1, s.unroll);
-}
-
-void ContractEmitter::prefetchThenWait(ArrayRef<Value> rows, Value firstChunk,
-                                       Value laneK, int64_t chunks) {
-  // Only the steps every piece has, so that no address passes its row.
-  int64_t steps = std::min<int64_t>(s.unroll, chunks / geo.pieces);
-  if (opts.gridDependency)
-    for (int64_t u = 0; u < steps; ++u) {
-      Value k =
-          g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(geo.chunk)), laneK);
-      for (Value row : rows)
-        prefetchL2(g.gep(row, weightOffset(k)));
-    }
-  gridWait();
 }
 
 //===----------------------------------------------------------------------===//

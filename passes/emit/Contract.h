@@ -46,9 +46,6 @@ protected:
   /// How many of the first parameters (A, then B) the kind takes as TMA
   /// tensor maps (LaunchConfig::tmaOperands says how they are encoded).
   virtual unsigned tensorMapParams() const { return 0; }
-  /// Whether emitBody calls prefetchThenWait before its first load (the
-  /// kind defers griddepcontrol.wait).
-  virtual bool prefetchesWeights() const { return false; }
 
   kernel::ContractOp op;
   kernel::ContractShape c;
@@ -124,14 +121,6 @@ protected:
   /// (4096 x 4096 at M = 1, `simt w4 r2 kw2 v16 u8`: 9.9 us against 6.0 with
   /// u4; bench/results/2026-12-04-rules).
   int64_t stepsInFlight(int64_t total) const;
-  /// Programmatic dependent launch for the streaming kinds (which set
-  /// deferGridWait): prefetches into L2 the lines of the steps a lane loads
-  /// first from each weight row in `rows` (steps of geo.chunk elements from
-  /// `firstChunk`, the lane's `laneK` elements in), while the previous
-  /// kernel may still run, then waits for it. `chunks` is K's whole steps.
-  void prefetchThenWait(llvm::ArrayRef<mlir::Value> rows,
-                        mlir::Value firstChunk, mlir::Value laneK,
-                        int64_t chunks);
 
   /// Unflattens output row `m` and column `n` into the result's index and
   /// returns the element offset of epilogue input `j` (i64).

@@ -68,35 +68,16 @@ void Emitter::beginKernel(unsigned numParams, unsigned numReadOnly,
   }
   Block *entry = func.addEntryBlock(g.b);
   g.b.setInsertionPointToStart(entry);
-  gridWaited = !opts.gridDependency;
   if (opts.gridDependency) {
     // Let the next kernel's blocks launch once all of ours have; then wait
     // for the previous kernel (its writes visible) before any load or store.
     NVVM::GriddepcontrolOp::create(g.b, g.loc,
                                    NVVM::GridDepActionKind::launch_dependents);
-    if (!deferGridWait)
-      gridWait();
+    NVVM::GriddepcontrolOp::create(g.b, g.loc, NVVM::GridDepActionKind::wait);
   }
 }
 
-void Emitter::gridWait() {
-  if (gridWaited)
-    return;
-  NVVM::GriddepcontrolOp::create(g.b, g.loc, NVVM::GridDepActionKind::wait);
-  gridWaited = true;
-}
-
-void Emitter::prefetchL2(Value ptr) {
-  auto l2 = NVVM::PrefetchCacheLevelAttr::get(g.b.getContext(),
-                                              NVVM::PrefetchCacheLevel::L2);
-  NVVM::PrefetchOp::create(g.b, g.loc, l2, NVVM::CacheEvictionPriorityAttr(),
-                           ptr, /*predicate=*/Value(), /*tensormap=*/false);
-}
-
-void Emitter::endKernel() {
-  assert(gridWaited && "a kernel that defers griddepcontrol.wait never waited");
-  LLVM::ReturnOp::create(g.b, g.loc, ValueRange{});
-}
+void Emitter::endKernel() { LLVM::ReturnOp::create(g.b, g.loc, ValueRange{}); }
 
 Value Emitter::sharedArray(StringRef suffix, Type type, int64_t count) {
   std::string sym = name + "_" + suffix.str();

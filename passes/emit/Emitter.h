@@ -55,8 +55,6 @@ public:
   std::string name;
   EmitOptions opts;
   mlir::LLVM::LLVMFuncOp func;
-  /// Whether the kernel has passed griddepcontrol.wait (or needs none).
-  bool gridWaited = false;
   /// f32 division as div.full.f32 (2 ulp, a few instructions) instead of
   /// IEEE division (a dozen, with a slow path): the kinds turn it on where
   /// their registers allow.
@@ -74,17 +72,6 @@ public:
   void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads,
                    int64_t maxRegs, unsigned numTensorMaps = 0);
   void endKernel();
-
-  /// Programmatic dependent launch (opts.gridDependency): beginKernel lets
-  /// the next kernel's blocks launch, then waits for the previous kernel's
-  /// writes (griddepcontrol.wait), unless `deferGridWait` is set. A kind that
-  /// sets it calls gridWait() itself before its first load or store; before
-  /// that it may only prefetch read-only weights into L2 (prefetchL2), which
-  /// cannot read stale data since L2 is where the writes land.
-  bool deferGridWait = false;
-  void gridWait();
-  /// prefetch.global.L2 of the line holding `ptr`.
-  void prefetchL2(mlir::Value ptr);
   mlir::Value param(unsigned i) { return func.getArgument(i); }
 
   /// A shared-memory array of `count` elements of `type`, private to this

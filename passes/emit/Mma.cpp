@@ -29,7 +29,6 @@ public:
 
 private:
   void emitBody() override;
-  bool prefetchesWeights() const override { return true; }
 };
 
 } // namespace
@@ -59,9 +58,6 @@ void MmaEmitter::emitBody() {
       wRow.push_back(g.gep(weights[r / s.rows],
                            g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
     }
-  Value laneK = g.mul(g.zext64(ti), g.c64(span));
-  auto [cBegin, cEnd] = pieceRange(chunks);
-  prefetchThenWait(wRow, cBegin, laneK, chunks);
   int64_t piece = bInputPiece(span);
   SmallVector<Value> xRow, xRowIdx, xValid;
   for (int64_t i = 0; i < mt; ++i) {
@@ -75,10 +71,12 @@ void MmaEmitter::emitBody() {
   // every lane loaded row 0, and those loads were 2/3 of the L1 requests of
   // an int4 kernel, which waited on L1 more than on memory.)
   bool padded = M() % (kMmaColsPerTile * mt);
+  Value laneK = g.mul(g.zext64(ti), g.c64(span));
 
   // acc[(r * mt + i) * 4 + c]
   int64_t count = geo.accPerThread;
   SmallVector<Value> acc(count, g.cf32(0));
+  auto [cBegin, cEnd] = pieceRange(chunks);
 
   auto step = [&](Value firstChunk, int64_t n,
                   ValueRange iters) -> SmallVector<Value> {

@@ -50,7 +50,6 @@ private:
 
   void emitNK();
   void emitKN();
-  bool prefetchesWeights() const override { return !c.bTransposed; }
 
   /// `count` consecutive A elements of row `row` (i32; its pointer `base`)
   /// from element `k` (i64), through the prologue and converted to f32.
@@ -100,18 +99,17 @@ void SimtEmitter::emitNK() {
       bN.push_back(nr);
       bRow.push_back(g.gep(w, g.mul(g.zext64(nr), g.c64(c.weightBytes(K())))));
     }
-  Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
-  auto [cBegin, cEnd] = pieceRange(chunks);
-  prefetchThenWait(bRow, cBegin, laneElems, chunks);
   for (int64_t i = 0; i < mt; ++i) {
     aRowIdx.push_back(clampedRow(i));
     aRow.push_back(aBase(aRowIdx.back()));
   }
   if (op.hasRowStatistic())
     deriveRowStatistics(aRow, aRowIdx);
+  Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
 
   // Two partial sums per output: acc[(i * rows + r) * 2 + parity].
   SmallVector<Value> acc(mt * rows * 2, g.cf32(0));
+  auto [cBegin, cEnd] = pieceRange(chunks);
 
   auto step = [&](Value firstChunk, int64_t count,
                   ValueRange iters) -> SmallVector<Value> {
