@@ -207,6 +207,7 @@ TEST(ScheduleFields, AttributeSyntax) {
 TEST(ScheduleFields, TunerMovesTheKindsFields) {
   std::vector<ScheduleKind> kinds(std::begin(kKinds), std::end(kKinds));
   kinds.push_back(ScheduleKind::wgmma);
+  kinds.push_back(ScheduleKind::reduce);
   for (ScheduleKind kind : kinds) {
     ScheduleParams start;
     start.kind = kind;
@@ -214,6 +215,8 @@ TEST(ScheduleFields, TunerMovesTheKindsFields) {
       start.mtile = 16;
       start.stages = 4;
     }
+    if (kind == ScheduleKind::reduce)
+      start.vec = 8; // a reduction loads at most 16 bytes: vec <= 8
     deriveScheduleFields(start);
     std::set<std::string> moved;
     TuneOptions o;
