@@ -434,15 +434,16 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
                                 .getIntOrFloatBitWidth());
     s.vec = std::clamp<int64_t>(128 / bits, 1, 8);
     int64_t steps = llvm::divideCeil(int64_t(r.getExtent()), 32 * s.vec);
-    s.kwarps = std::clamp<int64_t>(
-        int64_t(llvm::bit_floor(uint64_t(steps / 2))), 1, 8);
+    // The largest power of two in [1, 8] that is at most n.
+    auto upTo8 = [](int64_t n) {
+      return std::clamp<int64_t>(int64_t(llvm::bit_floor(uint64_t(n))), 1, 8);
+    };
+    s.kwarps = upTo8(steps / 2);
     s.warps = s.kwarps > 1
                   ? s.kwarps
                   : std::min<int64_t>(4, llvm::PowerOf2Ceil(r.getNumRows()));
     // A lane's steps in flight at once, up to 8.
-    int64_t mine = llvm::divideCeil(steps, s.kwarps);
-    s.unroll =
-        std::clamp<int64_t>(int64_t(llvm::bit_floor(uint64_t(mine))), 1, 8);
+    s.unroll = upTo8(llvm::divideCeil(steps, s.kwarps));
     return s;
   }
   ScheduleParams s;
