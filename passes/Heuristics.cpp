@@ -256,10 +256,22 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// and bounds the kernel (14336 x 4096 at M = 16: 21.7 us, about 8 TB/s
 /// through L2). The tiled start stages the activations in shared memory
 /// once for a block's 64 weight rows, a quarter of those bytes, and wins
-/// where its blocks fill a wave of one per multiprocessor: 18.2 us there,
-/// 35.6 against 42.3 on 28672 x 4096, 151.3 against 220.3 on 128256 x 4096
-/// (bench/results/2026-12-05-stream). With fewer blocks the machine idles
-/// (4096 x 4096 at M = 16: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled).
+/// where its blocks, one per multiprocessor, keep most of the machine busy:
+/// 18.2 us there, 35.6 against 42.3 on 28672 x 4096, 151.3 against 220.3
+/// on 128256 x 4096 (bench/results/2026-12-05-stream). Through L2 at about
+/// 1.65x DRAM's bandwidth (8.1 TB/s measured, 4.9 rated), mma's three
+/// bytes per weight byte stream the weight at about 0.55 of DRAM's rate;
+/// the tiled blocks on a fraction f of the multiprocessors stream it at
+/// about f of it. So tiled wins from f a little over a half: it takes
+/// three quarters, for margin. On an H100, 8192 x 8192 at M = 16 (128
+/// blocks on 132 multiprocessors) took 26.6 us tiled against 32.7 mma
+/// (bench/results/2026-12-05-m16-tiled), which a full wave as the bar
+/// left on mma. With half the machine idle mma wins (4096 x 4096 at
+/// M = 16, 64 blocks: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled). Only
+/// with its 256-wide K tiles: where K is no multiple of 256 the start
+/// narrows them to 64 (vec 16), and there it lost to mma by 1.26x to 1.61x
+/// (7040 x 27584, 7296 x 15040 and 8064 x 15552 at M = 12 and 16, the
+/// same run).
 /// int4 keeps mma: the GPU matrix passes this start on it (its 256-wide K
 /// tiles hold two groups of 128), but it took 0.96x to 1.16x of mma's time
 /// on three shapes, and 8192 x 8192 at M = 16 26.2 us against 22.5
@@ -270,7 +282,8 @@ static bool sharesActivations(const ContractShape &c,
   if (c.m <= kMmaColsPerTile || c.b == DType::I4)
     return false;
   ContractGeometry g = contractGeometry(c, tiled);
-  return tiled.splitk == 1 && g.gridN * g.gridM >= t.numSMs;
+  return tiled.splitk == 1 && tiled.vec == 64 &&
+         4 * g.gridN * g.gridM >= 3 * t.numSMs;
 }
 
 std::optional<ScheduleParams>

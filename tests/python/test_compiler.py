@@ -126,11 +126,11 @@ def test_compile_and_cache(cache_dir, monkeypatch):
 
 
 def test_target_sizes_the_schedules(cache_dir):
-    """``target`` is mtc compile --target: at M = 16 on 8192 x 4096 the
+    """``target`` is mtc compile --target: at M = 16 on 4096 x 4096 the
     default H100/H200 gets mma with 8 warps on K, a GPU of 16
-    multiprocessors the tiled kind, whose 128 blocks of 64 weight rows fill
+    multiprocessors the tiled kind, whose 64 blocks of 64 weight rows fill
     it (passes/Heuristics.cpp, sharesActivations)."""
-    graphs = {"big": mtc.linear_graph("big", 8192, 4096)}
+    graphs = {"big": mtc.linear_graph("big", 4096, 4096)}
 
     def m16_schedule(**kw):
         path = mtc.compile_graphs(graphs, [1, 16], **kw)["big"]

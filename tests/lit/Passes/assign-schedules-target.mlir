@@ -8,11 +8,11 @@
 
 // The heuristic sizes schedules by the target's multiprocessors and shared
 // memory (passes/Heuristics.h, ScheduleTarget; defaults an H200's). At
-// M = 16 on 8192 x 4096, the mma start splits K over warps until the
+// M = 16 on 4096 x 4096, the mma start splits K over warps until the
 // bandwidth times the loaded latency is in flight (1 KiB a warp; without
-// mem-bandwidth, an H200's 64 KiB per multiprocessor): 512 tiles of 16 rows
+// mem-bandwidth, an H200's 64 KiB per multiprocessor): 256 tiles of 16 rows
 // take eight warps each on 132 multiprocessors, and one with 60 GB/s. With
-// 16 or 8 multiprocessors the tiled kind's 128 blocks of 64 weight rows
+// 16 or 8 multiprocessors the tiled kind's 64 blocks of 64 weight rows
 // fill the machine, and it stages the activations once per block
 // (Heuristics.cpp, sharesActivations). The tiled start
 // at M = 64 keeps a ring of four K tiles; where a block may use only 16 KiB
@@ -30,9 +30,9 @@
 // SMS8-LABEL: graph.func @woq_m16(
 // SMS8:         schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 16, splitk = 1, stages = 4>
 // expected-error@+1 {{mtc-assign-schedules: num-sms must be at least 1}}
-graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
+graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xi8>) -> tensor<16x4096xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
-      : tensor<16x4096xbf16>, tensor<8192x4096xi8> -> tensor<16x8192xbf16>
+      : tensor<16x4096xbf16>, tensor<4096x4096xi8> -> tensor<16x4096xbf16>
   body {
   ^bb0(%a: bf16, %b: i8):
     %1 = arith.extf %a : bf16 to f32
@@ -44,7 +44,7 @@ graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tenso
     %1 = arith.truncf %acc : f32 to bf16
     kernel.yield %1 : bf16
   }
-  graph.return %0 : tensor<16x8192xbf16>
+  graph.return %0 : tensor<16x4096xbf16>
 }
 
 // -----

@@ -83,12 +83,14 @@ graph.func @woq_m1_k2048(%x: tensor<1x2048xbf16>, %w: tensor<2048x2048xi8>, %s: 
   graph.return %0 : tensor<1x2048xbf16>
 }
 
-// M = 16: tensor cores, all sixteen activation rows in one block, warps
-// splitting K.
+// M = 16: tensor cores, all sixteen activation rows in one block. On
+// 8192 rows the tiled kind's 128 blocks of 64 weight rows cover 97% of the
+// 132 multiprocessors and stage the activations once per block; on 4096
+// rows (64 blocks) the mma kind, warps splitting K.
 
 // CHECK-LABEL: graph.func @woq_m16(
 // CHECK:         kernel.contract
-// CHECK-SAME:      schedule = #kernel.schedule<kind = mma, warps = 8, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+// CHECK-SAME:      schedule = #kernel.schedule<kind = tiled, warps = 4, rows = 1, kwarps = 1, vec = 64, unroll = 1, mtile = 16, splitk = 1, stages = 4>
 graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tensor<16x8192xbf16> {
   %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
       : tensor<16x4096xbf16>, tensor<8192x4096xi8> -> tensor<16x8192xbf16>
@@ -104,6 +106,26 @@ graph.func @woq_m16(%x: tensor<16x4096xbf16>, %w: tensor<8192x4096xi8>) -> tenso
     kernel.yield %1 : bf16
   }
   graph.return %0 : tensor<16x8192xbf16>
+}
+
+// CHECK-LABEL: graph.func @woq_m16_n4096(
+// CHECK:         kernel.contract
+// CHECK-SAME:      schedule = #kernel.schedule<kind = mma, warps = 8, rows = 1, kwarps = 8, vec = 16, unroll = 2, mtile = 16, splitk = 1>
+graph.func @woq_m16_n4096(%x: tensor<16x4096xbf16>, %w: tensor<4096x4096xi8>) -> tensor<16x4096xbf16> {
+  %0 = kernel.contract %x, %w {epilogue_maps = [], nodes = ["wf", "y"]}
+      : tensor<16x4096xbf16>, tensor<4096x4096xi8> -> tensor<16x4096xbf16>
+  body {
+  ^bb0(%a: bf16, %b: i8):
+    %1 = arith.extf %a : bf16 to f32
+    %2 = arith.sitofp %b : i8 to f32
+    %3 = arith.mulf %1, %2 : f32
+    kernel.yield %3 : f32
+  } epilogue {
+  ^bb0(%acc: f32):
+    %1 = arith.truncf %acc : f32 to bf16
+    kernel.yield %1 : bf16
+  }
+  graph.return %0 : tensor<16x4096xbf16>
 }
 
 // A small bf16 problem: too few blocks for two rows per warp, and K = 20
