@@ -168,9 +168,13 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
 /// From this many activation rows on, the heuristic start is the tiled kind.
 /// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
 /// loses on the 4096-wide shapes (4096x4096: 11.2 us, tuned mma 7.5), so
-/// M <= 16 starts on mma and the tuner tries both
+/// M <= 16 starts on mma unless the tiled start shares its activations
+/// over most of the machine (sharesActivations), and the tuner tries both
 /// (bench/results/2026-11-30-tiled).
 static constexpr int64_t kTiledFromM = 17;
+/// The tiled start's load width at M <= 32: 64 k's a lane, 256-wide K
+/// tiles (it narrows them where K is no multiple of 256).
+static constexpr int64_t kTiledWideVec = 64;
 
 /// The heuristic tiled start, from H200 measurements of the suite's int8
 /// linears (bench/results/2026-11-30-tiled/points*.txt): small blocks of 2
@@ -191,11 +195,11 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // tiles: the activations staged once serve 64 weight rows
     // (sharesActivations).
     s.warps = 4, s.rows = 1, s.kwarps = 1;
-    s.vec = 64;
+    s.vec = kTiledWideVec;
   } else if (c.m <= 32) {
     // Two warps of 16 weight rows by all of M, 256-wide K tiles.
     s.warps = 2, s.rows = 1, s.kwarps = 1;
-    s.vec = 64;
+    s.vec = kTiledWideVec;
   } else if (c.m <= 64) {
     // 32 weight rows per warp, two warps along N and two splitting K.
     s.warps = 4, s.rows = 2, s.kwarps = 2;
@@ -282,7 +286,7 @@ static bool sharesActivations(const ContractShape &c,
   if (c.m <= kMmaColsPerTile || c.b == DType::I4)
     return false;
   ContractGeometry g = contractGeometry(c, tiled);
-  return tiled.splitk == 1 && tiled.vec == 64 &&
+  return tiled.splitk == 1 && tiled.vec == kTiledWideVec &&
          4 * g.gridN * g.gridM >= 3 * t.numSMs;
 }
 
