@@ -271,11 +271,16 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// blocks on 132 multiprocessors) took 26.6 us tiled against 32.7 mma
 /// (bench/results/2026-12-05-m16-tiled), which a full wave as the bar
 /// left on mma. With half the machine idle mma wins (4096 x 4096 at
-/// M = 16, 64 blocks: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled). Only
-/// with its 256-wide K tiles: where K is no multiple of 256 the start
-/// narrows them to 64 (vec 16), and there it lost to mma by 1.26x to 1.61x
-/// (7040 x 27584, 7296 x 15040 and 8064 x 15552 at M = 12 and 16, the
-/// same run).
+/// M = 16, 64 blocks: 11.2 us tiled, 7.5 mma; 2026-11-30-tiled). The
+/// three quarters hold for 256-wide K tiles only. Where K is no multiple
+/// of 256 the start narrows them (vec 16 or 32), each block streams less
+/// per K step, and tiled needs a full wave: below one it lost to mma by
+/// 1.26x to 1.61x (7040 x 27584, 7296 x 15040 and 8064 x 15552 at M = 12
+/// and 16, the same run); from one it won in 10 of 12 zoo shapes, up to
+/// 1.52x (24128 x 4992 at M = 16: 43.4 us against 66.1; 21632 x 19072:
+/// 140.8 against 205.8), and lost on 14976 x 4288 (31.2 against 29.2) and
+/// 12480 x 15424 at M = 12 (96.1 against 78.8;
+/// bench/results/2026-12-05-fuse-rows, an H100).
 /// int4 keeps mma: the GPU matrix passes this start on it (its 256-wide K
 /// tiles hold two groups of 128), but it took 0.96x to 1.16x of mma's time
 /// on three shapes, and 8192 x 8192 at M = 16 26.2 us against 22.5
@@ -286,8 +291,11 @@ static bool sharesActivations(const ContractShape &c,
   if (c.m <= kMmaColsPerTile || c.b == DType::I4)
     return false;
   ContractGeometry g = contractGeometry(c, tiled);
-  return tiled.splitk == 1 && tiled.vec == kTiledWideVec &&
-         4 * g.gridN * g.gridM >= 3 * t.numSMs;
+  int64_t blocks = g.gridN * g.gridM;
+  if (tiled.splitk != 1)
+    return false;
+  return tiled.vec == kTiledWideVec ? 4 * blocks >= 3 * t.numSMs
+                                    : blocks >= t.numSMs;
 }
 
 std::optional<ScheduleParams>
