@@ -24,7 +24,8 @@ Systems, measured in the same process:
   mtc-fused  last: swap, then mtc.torch.fuse_blocks(model): each
              TransformerBlock's feed-forward half (RMSNorm, w1/w3, SwiGLU,
              w2, residual) is one mtc graph (mtc.torch.fused_ffn, or
-             fused_ffn_int4 over the swapped int4 layers)
+             fused_ffn_int4 over the swapped int4 layers), for steps of up
+             to --fuse-max-rows rows (fuse_blocks' max_rows)
 
 int4 on PyTorch >= 2.5: gpt-fast as shipped hands
 aten._convert_weight_to_int4pack an int32 [N, K] tensor, where that op now
@@ -352,6 +353,8 @@ def main():
     ap.add_argument("--max-probes", type=int, default=None,
                     help="mtc tuning budget per kernel (default: swap's)")
     ap.add_argument("--no-tune", action="store_true")
+    ap.add_argument("--fuse-max-rows", type=int, default=None,
+                    help="mtc-fused: fuse_blocks' max_rows (default: its own)")
     ap.add_argument("--recompile", action="store_true",
                     help="also time a second compile with warm caches")
     ap.add_argument("--run", default="", help="a label for this run's rows")
@@ -418,6 +421,8 @@ def main():
         f"{bench.weight_bytes / READ_BW * 1e3:.3f} ms read floor per step")
 
     probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
+    fuse_args = ({} if args.fuse_max_rows is None else
+                 {"max_rows": args.fuse_max_rows})
     baseline = ([int(b) for b in args.baseline_batches.split(",") if b]
                 if args.baseline_batches is not None else batches)
     failed = []
@@ -448,7 +453,7 @@ def main():
             elif system == "mtc-fused":
                 t0 = time.time()
                 mt.swap(model, tune=not args.no_tune, **probes)
-                fused, unfused = mt.fuse_blocks(model)
+                fused, unfused = mt.fuse_blocks(model, **fuse_args)
                 if not fused:
                     raise RuntimeError(f"mtc.torch.fuse_blocks fused no "
                                        f"block: {unfused[:3]}")
@@ -457,7 +462,9 @@ def main():
                 run_system(bench, rows, "mtc-fused", batches, args,
                            extra_compile_s=swap_s,
                            extra={"swap_s": swap_s, "fused_blocks": fused,
-                                  "unfused_blocks": len(unfused)})
+                                  "unfused_blocks": len(unfused),
+                                  "fuse_max_rows": getattr(
+                                      model.layers[0], "_mtc_max_rows", None)})
         except Exception as e:
             import traceback
             traceback.print_exc()

@@ -99,19 +99,30 @@ class _FusedBlock:
     residual in wo's kernel (linear_residual; wo itself passes its input
     on, _DeferredLinear), unless its attention linears do not fuse (then as
     gpt-fast computes it); its feed-forward half (norm, SwiGLU, residual) as
-    one fused_ffn or fused_ffn_int4."""
+    one fused_ffn or fused_ffn_int4. Beyond _mtc_max_rows rows, both halves
+    as gpt-fast computes them."""
 
     def forward(self, x, input_pos, freqs_cis, mask):
         attn, group = self.attention, self._mtc_attn_group
+        fused = _rows(x) <= self._mtc_max_rows
         if group is None:
             h = x + attn(self.attention_norm(x), freqs_cis, mask, input_pos)
         else:
-            y = attn(x, freqs_cis, mask, input_pos)
-            w, s, z = _lin(attn.wo, group)
-            h = linear_residual(y, w, s, x, z, group)
+            y = attn(x, freqs_cis, mask, input_pos)  # wqkv applies the norm
+            if fused:
+                w, s, z = _lin(attn.wo, group)
+                h = linear_residual(y, w, s, x, z, group)
+            else:
+                h = x + super(_DeferredLinear, attn.wo).forward(y)
+        if not fused:
+            return h + self.feed_forward(self.ffn_norm(h))
         ff = self.feed_forward
         return _ffn(h, self.ffn_norm.weight, self.ffn_norm.eps,
                     (ff.w1, ff.w3, ff.w2), self._mtc_groupsize, True)
+
+
+def _rows(x) -> int:
+    return x.numel() // x.shape[-1] if x.shape[-1] else 0
 
 
 class _NormedLinear:
@@ -139,11 +150,12 @@ class _DeferredLinear:
         return y
 
 
-def _fuse_gpt_fast_block(block, group) -> str:
+def _fuse_gpt_fast_block(block, group, max_rows) -> str:
     """Swaps the classes of ``block`` (and of its attention's wqkv and wo
     where they fuse); returns why its attention did not ("" if it did)."""
     attn_group, why = _block_attn_parts(block)
     object.__setattr__(block, "_mtc_groupsize", group)
+    object.__setattr__(block, "_mtc_max_rows", max_rows)
     object.__setattr__(block, "_mtc_attn_group", attn_group)
     if attn_group is not None:
         attn = block.attention
@@ -188,17 +200,20 @@ class _PassNorm:
 class _FusedMlp:
     """Mixed into a decoder layer's mlp by fuse_blocks: the norm before it,
     SwiGLU and the quantized linears as one fused_ffn (or fused_ffn_int4)
-    without the residual (the layer adds it)."""
+    without the residual (the layer adds it); beyond _mtc_max_rows rows,
+    the norm and the mlp as the model computes them."""
 
     def forward(self, x):
         norm, eps, group = self._mtc_norm
+        if _rows(x) > self._mtc_max_rows:
+            return super().forward(super(_PassNorm, norm).forward(x))
         return _ffn(x, norm.weight, eps,
                     (self.gate_proj, self.up_proj, self.down_proj), group,
                     False)
 
 
 @torch.no_grad()
-def _fuse_hf_layer(layer, norm, eps, group):
+def _fuse_hf_layer(layer, norm, eps, group, max_rows):
     """Swaps the classes of ``layer``'s norm and mlp after checking, on 3
     random rows, that the fused mlp computes what the two did; returns a
     reason where it does not (and leaves the layer alone)."""
@@ -211,13 +226,15 @@ def _fuse_hf_layer(layer, norm, eps, group):
     ref = mlp(norm(x)).float()
     object.__setattr__(mlp, "_mtc_norm", (norm, eps, group))
     try:
-        out = _FusedMlp.forward(mlp, x).float()
+        out = _ffn(x, norm.weight, eps, (mlp.gate_proj, mlp.up_proj,
+                                         mlp.down_proj), group, False).float()
     except (TypeError, ValueError) as e:
         return f"fused_ffn refuses its tensors: {e}"
     err = (out - ref).abs().max().item() / (ref.abs().max().item() or 1.0)
     if err > 2e-2:
         return (f"its norm and mlp do not compute RMSNorm then SwiGLU (max "
                 f"rel err {err:.2e} against the fused graph)")
+    object.__setattr__(mlp, "_mtc_max_rows", max_rows)
     norm.__class__ = _subclass(type(norm), _PassNorm)
     mlp.__class__ = _subclass(type(mlp), _FusedMlp)
     return None
@@ -232,7 +249,12 @@ def _subclass(cls, mixin):
     return _classes[cls, mixin]
 
 
-def fuse_blocks(model: torch.nn.Module):
+# Rows per call (batch x tokens) up to which fused blocks run mtc's fused
+# graphs by default; see fuse_blocks.
+MAX_ROWS = 8
+
+
+def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
     """Routes the feed-forward half of every decoder block of ``model`` whose
     feed-forward linears are int8 per channel (gpt-fast's or mtc's) or mtc's
     int4 (``Int4Linear``, one group size) through ``fused_ffn`` or
@@ -254,20 +276,36 @@ def fuse_blocks(model: torch.nn.Module):
       (attention, residuals, caches) is untouched. Each such layer is first
       checked on 3 random rows against its unfused modules.
 
+    A call of more than ``max_rows`` rows (batch x tokens: a larger batch,
+    a prefill) runs the block as the model computes it, on its own (e.g.
+    swapped) linears. The default, 8, is where fusion pays: up to 8 rows
+    mtc joins gate and up into one kernel, and gpt-fast's int8 Llama-3-8B
+    spent less kernel time outside attention fused than swapped (B = 8);
+    from 16 rows gate and up are two kernels, and B = 16 and 32 measured
+    no gain (bench/results/2026-12-05-fuse-rows). Calling
+    fuse_blocks again on a fused model changes its ``max_rows``.
+
     Returns (fused, left): the number of blocks fused and a list of (name,
     reason) for the blocks left alone."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got "
                         f"{type(model).__name__}")
+    if not isinstance(max_rows, int) or isinstance(max_rows, bool) or \
+            max_rows < 1:
+        raise ValueError(f"max_rows: expected a positive int, got "
+                         f"{max_rows!r}")
     fused, left = 0, []
     for name, m in model.named_modules():
-        if isinstance(m, _FusedBlock) or \
-                isinstance(getattr(m, "mlp", None), _FusedMlp):
+        if isinstance(m, _FusedBlock):
+            object.__setattr__(m, "_mtc_max_rows", max_rows)
+            continue
+        if isinstance(getattr(m, "mlp", None), _FusedMlp):
+            object.__setattr__(m.mlp, "_mtc_max_rows", max_rows)
             continue
         if type(m).__name__ == "TransformerBlock":
             group, why = _block_ffn_parts(m)
             if not why:
-                attn_why = _fuse_gpt_fast_block(m, group)
+                attn_why = _fuse_gpt_fast_block(m, group, max_rows)
                 if attn_why:
                     left.append((f"{name}.attention" if name else "attention",
                                  attn_why))
@@ -276,7 +314,7 @@ def fuse_blocks(model: torch.nn.Module):
                 isinstance(getattr(m, "mlp", None), torch.nn.Module):
             parts, why = _hf_mlp_parts(m)
             if parts:
-                why = _fuse_hf_layer(m, *parts)
+                why = _fuse_hf_layer(m, *parts, max_rows)
         else:
             continue
         if why:

@@ -26,7 +26,8 @@
   ``fused_ffn`` or ``fused_ffn_int4``, one mtc graph (``mtc._fused``,
   ``mtc._fuse_blocks``), and its attention's linears through
   ``norm_linear`` (the attention norm into ``wqkv``) and
-  ``linear_residual`` (``x + wo(y)``; ``mtc._fused_linear``).
+  ``linear_residual`` (``x + wo(y)``; ``mtc._fused_linear``), for calls
+  of up to ``max_rows`` rows (default 8; larger ones run unfused).
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the

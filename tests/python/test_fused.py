@@ -134,6 +134,38 @@ def test_fuse_blocks_keeps_the_function():
     assert mt.fuse_blocks(model) == (0, [("layers.1", "its feed-forward linears are not int8 per channel or mtc's int4 (Int4Linear) without bias (mtc.torch.swap or quantize_ makes them so)")])
 
 
+def test_fuse_blocks_runs_larger_calls_unfused(monkeypatch):
+    torch.manual_seed(0)
+    model = Model()
+    x = torch.randn(3, 1, D).bfloat16()
+    ref = model(x)
+    assert mt.fuse_blocks(model, max_rows=2)[0] == 3
+    calls = []
+    real_ffn, real_lres = _fuse_blocks._ffn, _fuse_blocks.linear_residual
+    monkeypatch.setattr(_fuse_blocks, "_ffn", lambda *a: calls.append(
+        "ffn") or real_ffn(*a))
+    monkeypatch.setattr(_fuse_blocks, "linear_residual", lambda *a: calls.append(
+        "lres") or real_lres(*a))
+    # 3 rows > 2: every block as gpt-fast computes it, on its own linears
+    # (wqkv still applies the attention norm; wo's kernel is called).
+    assert torch.equal(model(x), ref) and calls == []
+    # 2 rows: the fused graphs (3 feed-forward halves, 2 attention wo's).
+    model(x[:2])
+    assert sorted(calls) == ["ffn"] * 3 + ["lres"] * 2
+    # A second call changes the limit of the fused blocks.
+    calls.clear()
+    assert mt.fuse_blocks(model, max_rows=3)[0] == 0
+    model(x)
+    assert len(calls) == 5
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, True, "8"])
+def test_fuse_blocks_max_rows_is_checked(bad):
+    with pytest.raises(ValueError, match=f"max_rows: expected a positive "
+                                         f"int, got {bad!r}"):
+        mt.fuse_blocks(Model(), max_rows=bad)
+
+
 def test_fuse_blocks_leaves_mixed_linears():
     block = TransformerBlock()
     block.feed_forward.w2 = int4_linear(D, H)

@@ -98,6 +98,21 @@ def test_fuses_quantized_llama_layers():
     assert mt.fuse_blocks(model)[0] == 0
 
 
+def test_larger_calls_run_the_layers_modules(monkeypatch):
+    torch.manual_seed(0)
+    model = Model([LlamaDecoderLayer()]).bfloat16()
+    mt.quantize_(model, "int8", progress=False)
+    x = torch.randn(2, 3, D).bfloat16()
+    ref = model(x)
+    assert mt.fuse_blocks(model, max_rows=5)[0] == 1
+    calls = []
+    real = _fuse_blocks._ffn
+    monkeypatch.setattr(_fuse_blocks, "_ffn", lambda *a: calls.append(1) or
+                        real(*a))
+    assert torch.equal(model(x), ref) and not calls  # 6 rows > 5
+    assert torch.equal(model(x[:1]), ref[:1]) and calls == [1]
+
+
 def test_unquantized_layers_are_left():
     model = Model([LlamaDecoderLayer()]).bfloat16()
     fused, left = mt.fuse_blocks(model)
