@@ -10,10 +10,11 @@ namespace mtc {
 struct EmitOptions {
   /// Dequantize int8 with byte permutes against a magic exponent (no cvt).
   bool fastDequant = true;
-  /// Start every kernel with griddepcontrol.launch_dependents and
-  /// griddepcontrol.wait (sm_90+): launched with programmatic stream
-  /// serialization, a kernel's blocks become resident while the previous
-  /// kernel drains, and wait for it to finish before touching memory.
+  /// Start every kernel with griddepcontrol.wait and end it with
+  /// griddepcontrol.launch_dependents (sm_90+): launched with programmatic
+  /// stream serialization, a kernel's blocks become resident while the
+  /// previous kernel's last blocks drain, and wait for it to finish before
+  /// touching memory.
   bool gridDependency = false;
 };
 

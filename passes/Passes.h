@@ -28,7 +28,8 @@ struct PipelineOptions {
   /// What the heuristic schedules are sized for; with `target.wgmma` (sm_90a)
   /// they may use the wgmma kind.
   ScheduleTarget target;
-  /// Kernels start with griddepcontrol (sm_90+; EmitOptions::gridDependency).
+  /// Kernels wait on and trigger dependent launch (sm_90+;
+  /// EmitOptions::gridDependency).
   bool gridDependency = false;
 };
 

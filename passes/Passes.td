@@ -119,8 +119,9 @@ def LowerToNVVM : Pass<"mtc-lower-to-nvvm", "::mlir::ModuleOp"> {
     Option<"fastDequant", "fast-dequant", "bool", /*default=*/"true",
            "Dequantize int8 with byte permutes instead of cvt instructions">,
     Option<"gridDependency", "grid-dependency", "bool", /*default=*/"false",
-           "Start every kernel with griddepcontrol.launch_dependents and "
-           "griddepcontrol.wait (sm_90+, programmatic dependent launch)">
+           "Start every kernel with griddepcontrol.wait and end it with "
+           "griddepcontrol.launch_dependents (sm_90+, programmatic dependent "
+           "launch)">
   ];
 }
 
