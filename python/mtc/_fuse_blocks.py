@@ -290,10 +290,11 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model: expected a torch.nn.Module, got "
                         f"{type(model).__name__}")
-    if not isinstance(max_rows, int) or isinstance(max_rows, bool) or \
-            max_rows < 1:
-        raise ValueError(f"max_rows: expected a positive int, got "
-                         f"{max_rows!r}")
+    if not isinstance(max_rows, int) or isinstance(max_rows, bool):
+        raise TypeError(f"max_rows: expected an int, got "
+                        f"{type(max_rows).__name__}")
+    if max_rows < 1:
+        raise ValueError(f"max_rows: expected a positive int, got {max_rows}")
     fused, left = 0, []
     for name, m in model.named_modules():
         if isinstance(m, _FusedBlock):

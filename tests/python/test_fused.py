@@ -159,10 +159,15 @@ def test_fuse_blocks_runs_larger_calls_unfused(monkeypatch):
     assert len(calls) == 5
 
 
-@pytest.mark.parametrize("bad", [0, -1, 2.0, True, "8"])
-def test_fuse_blocks_max_rows_is_checked(bad):
-    with pytest.raises(ValueError, match=f"max_rows: expected a positive "
-                                         f"int, got {bad!r}"):
+@pytest.mark.parametrize("bad,error,message", [
+    (0, ValueError, "max_rows: expected a positive int, got 0"),
+    (-1, ValueError, "max_rows: expected a positive int, got -1"),
+    (2.0, TypeError, "max_rows: expected an int, got float"),
+    (True, TypeError, "max_rows: expected an int, got bool"),
+    ("8", TypeError, "max_rows: expected an int, got str"),
+])
+def test_fuse_blocks_max_rows_is_checked(bad, error, message):
+    with pytest.raises(error, match=message):
         mt.fuse_blocks(Model(), max_rows=bad)
 
 
