@@ -353,8 +353,8 @@ def main():
     ap.add_argument("--max-probes", type=int, default=None,
                     help="mtc tuning budget per kernel (default: swap's)")
     ap.add_argument("--no-tune", action="store_true")
-    ap.add_argument("--fuse-max-rows", type=int, default=None,
-                    help="mtc-fused: fuse_blocks' max_rows (default: its own)")
+    ap.add_argument("--fuse-max-rows", type=int,
+                    help="mtc-fused: fuse_blocks' max_rows (unset: its own)")
     ap.add_argument("--recompile", action="store_true",
                     help="also time a second compile with warm caches")
     ap.add_argument("--run", default="", help="a label for this run's rows")
@@ -421,8 +421,6 @@ def main():
         f"{bench.weight_bytes / READ_BW * 1e3:.3f} ms read floor per step")
 
     probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
-    fuse_args = ({} if args.fuse_max_rows is None else
-                 {"max_rows": args.fuse_max_rows})
     baseline = ([int(b) for b in args.baseline_batches.split(",") if b]
                 if args.baseline_batches is not None else batches)
     failed = []
@@ -453,7 +451,9 @@ def main():
             elif system == "mtc-fused":
                 t0 = time.time()
                 mt.swap(model, tune=not args.no_tune, **probes)
-                fused, unfused = mt.fuse_blocks(model, **fuse_args)
+                fused, unfused = mt.fuse_blocks(model, **(
+                    {"max_rows": args.fuse_max_rows} if args.fuse_max_rows
+                    else {}))
                 if not fused:
                     raise RuntimeError(f"mtc.torch.fuse_blocks fused no "
                                        f"block: {unfused[:3]}")
@@ -463,8 +463,7 @@ def main():
                            extra_compile_s=swap_s,
                            extra={"swap_s": swap_s, "fused_blocks": fused,
                                   "unfused_blocks": len(unfused),
-                                  "fuse_max_rows": getattr(
-                                      model.layers[0], "_mtc_max_rows", None)})
+                                  "fuse_max_rows": args.fuse_max_rows})
         except Exception as e:
             import traceback
             traceback.print_exc()

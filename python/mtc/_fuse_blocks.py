@@ -7,7 +7,7 @@ from typing import Dict, Optional, Tuple
 
 import torch
 
-from ._fused import fused_ffn, fused_ffn_int4
+from ._fused import fused_ffn, fused_ffn_int4, rows_of
 from ._fused_linear import linear_residual, norm_linear
 from ._int4 import _PACKED
 
@@ -104,7 +104,7 @@ class _FusedBlock:
 
     def forward(self, x, input_pos, freqs_cis, mask):
         attn, group = self.attention, self._mtc_attn_group
-        fused = _rows(x) <= self._mtc_max_rows
+        fused = rows_of(x) <= self._mtc_max_rows
         if group is None:
             h = x + attn(self.attention_norm(x), freqs_cis, mask, input_pos)
         else:
@@ -119,10 +119,6 @@ class _FusedBlock:
         ff = self.feed_forward
         return _ffn(h, self.ffn_norm.weight, self.ffn_norm.eps,
                     (ff.w1, ff.w3, ff.w2), self._mtc_groupsize, True)
-
-
-def _rows(x) -> int:
-    return x.numel() // x.shape[-1] if x.shape[-1] else 0
 
 
 class _NormedLinear:
@@ -205,7 +201,7 @@ class _FusedMlp:
 
     def forward(self, x):
         norm, eps, group = self._mtc_norm
-        if _rows(x) > self._mtc_max_rows:
+        if rows_of(x) > self._mtc_max_rows:
             return super().forward(super(_PassNorm, norm).forward(x))
         return _ffn(x, norm.weight, eps,
                     (self.gate_proj, self.up_proj, self.down_proj), group,

@@ -285,10 +285,15 @@ def device_index(t: torch.Tensor) -> int:
         torch.cuda.current_device()
 
 
+def rows_of(x: torch.Tensor) -> int:
+    """M of ``x`` [..., K]: all its dimensions but the last (0 if K is)."""
+    return x.numel() // x.shape[-1] if x.shape[-1] else 0
+
+
 def _run_ffn(h, norm_weight, eps, lins, groupsize, residual, d, hid):
     """The block on mtc's kernels where it has them (CUDA, contiguous
     tensors, M up to the largest bucket), else _ffn_eager."""
-    m = h.numel() // d if d else 0
+    m = rows_of(h)
     args = [t for lin in lins for t in lin]
     if (h.device.type != "cuda" or m == 0 or m > DEFAULT_BUCKETS[-1] or
             not all(t.is_contiguous() for t in [norm_weight] + args)):

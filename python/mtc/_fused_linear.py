@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from ._fused import (_check_common, _eager_linear, _linear_lines,
                      check_tensors_like, compiled, device_index, launch,
-                     norm_lines, weight_params)
+                     norm_lines, rows_of, weight_params)
 from ._int4 import check_int4_tensors
 from ._torch_base import (DEFAULT_BUCKETS, HAS_CUSTOM_OP, _DTYPES,
                           check_tensors)
@@ -81,7 +81,7 @@ def _lin(weight, scales, zeros):
 
 
 def _on_mtc(x, tensors) -> bool:
-    m = x.numel() // x.shape[-1] if x.shape[-1] else 0
+    m = rows_of(x)
     return (x.device.type == "cuda" and 0 < m <= DEFAULT_BUCKETS[-1] and
             all(t.is_contiguous() for t in tensors))
 
