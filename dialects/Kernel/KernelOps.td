@@ -86,7 +86,8 @@ def Kernel_ScheduleAttr : AttrDef<Kernel_Dialect, "Schedule"> {
     - `mwarps` (tiled): warps of a block along M; the other warps/mwarps
       split the block's weight rows. Each warp owns mtile/mwarps rows of M.
     - `stages` (tiled, wgmma): K tiles in flight in the shared-memory ring
-      (2 to 8); a wgmma K tile is 64 wide.
+      (2 to 8); a wgmma K tile is 64 wide. mma: 1, or 2 to load the next
+      `unroll` steps' weights while the current ones are summed.
     - `splitk`: thread blocks that split K; partial sums are reduced in f32
       and the last block to finish runs the epilogue.
     - `regs`: the most registers a thread may use (`.maxnreg`); 0 leaves it

@@ -161,11 +161,11 @@ static std::string checkMmaSchedule(const ContractShape &c,
            std::to_string(c.group) + " must be a multiple of it";
   int64_t mt = s.mtile / 8;
   int64_t acc = 4 * s.rows * mt;
-  // Per step in flight: two weight rows of vec elements per 16-row tile and
-  // vec activations per 8-row tile.
+  // Per step in flight: two weight rows of vec elements per 16-row tile
+  // (of each stage) and vec activations per 8-row tile.
   int64_t wordsW = 2 * s.rows * std::max<int64_t>(1, c.weightBytes(s.vec) / 4);
   int64_t wordsA = mt * s.vec * 2 / 4;
-  int64_t regs = acc + s.unroll * (wordsW + wordsA) + 40;
+  int64_t regs = acc + s.unroll * (s.stages * wordsW + wordsA) + 40;
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
@@ -270,9 +270,13 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
   if (c.weights > 1 && s.splitk != 1)
     return "a contraction over several weights (siblings) keeps its sums in "
            "registers: splitk must be 1";
-  if (s.kind != ScheduleKind::tiled && !wgmma &&
-      (s.mwarps != 1 || s.stages != 1))
-    return "mwarps and stages are fields of tiled schedules (1 otherwise)";
+  if (s.kind != ScheduleKind::tiled && !wgmma && s.mwarps != 1)
+    return "mwarps is a field of tiled schedules (1 otherwise)";
+  if (s.kind == ScheduleKind::mma && s.stages != 1 && s.stages != 2)
+    return "mma schedules take stages = 1 or 2 (2: the next unroll steps' "
+           "weights load while the current ones are summed)";
+  if (s.kind == ScheduleKind::simt && s.stages != 1)
+    return "simt schedules take stages = 1";
   if (!wgmma && s.cluster != 1)
     return "cluster is a field of wgmma schedules (1 otherwise)";
   if (s.kind == ScheduleKind::mma || s.kind == ScheduleKind::tiled || wgmma) {

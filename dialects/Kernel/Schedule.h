@@ -74,7 +74,9 @@ struct ScheduleParams {
   int64_t warps, rows, kwarps, vec, unroll, mtile, splitk;
   /// Register cap per thread (.maxnreg); 0 = ptxas decides.
   int64_t regs;
-  /// Tiled kind: warps along M, and K tiles in the shared-memory ring.
+  /// Tiled kind: warps along M, and K tiles in the shared-memory ring
+  /// (wgmma: the ring too; mma: 2 loads the next weights while the current
+  /// ones are summed).
   int64_t mwarps, stages;
   /// wgmma kind: blocks per cluster, which share the activation tile
   /// through TMA multicast.
@@ -248,6 +250,10 @@ inline constexpr ScheduleField kScheduleFields[] = {
      &ScheduleParams::stages,
      1,
      false,
+     // mma may take 2 (the next unroll steps' weights load while the
+     // current ones are summed), simt only 1. The tuner leaves mma's at 1
+     // until tests/gpu's st2 cases have passed on a GPU: it does not check
+     // the outputs of the schedules it times.
      {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}, oneOf(2, 3, 4, 5, 6, 8)}},
     // Blocks per cluster (wgmma): each loads 1/cluster of the activation
     // tile and multicasts it to all. The tuner leaves 4 out: on an H200 it

@@ -133,6 +133,48 @@ SmallVector<Value> Emitter::unrolledLoop(Value begin, Value end, int64_t unroll,
   return acc;
 }
 
+SmallVector<Value> Emitter::pipelinedLoop(Value begin, Value end,
+                                          int64_t unroll, ValueRange init,
+                                          Load load, Compute compute) {
+  using Pred = arith::CmpIPredicate;
+  Value groups = g.udiv(g.sub(end, begin), g.c64(unroll));
+  size_t n = init.size();
+  auto firstOf = [&](Value group) {
+    return g.add(begin, g.mul(group, g.c64(unroll)));
+  };
+  SmallVector<Value> acc = g.ifElse(
+      g.cmp(Pred::ugt, groups, g.c64(0)), init.getTypes(),
+      [&] {
+        // Group 0's loads, then groups 1.. loaded one ahead of the group
+        // that computes; the last computes after the loop.
+        SmallVector<Value> carried(init.begin(), init.end());
+        llvm::append_range(carried, load(begin, unroll));
+        Value last = g.sub(groups, g.c64(1));
+        carried = g.forLoop(
+            g.c64(0), last, g.c64(1), carried, [&](Value iv, ValueRange iters) {
+              Value first = firstOf(iv);
+              SmallVector<Value> next =
+                  load(g.add(first, g.c64(unroll)), unroll);
+              SmallVector<Value> a = compute(
+                  first, unroll, SmallVector<Value>(iters.drop_front(n)),
+                  iters.take_front(n));
+              llvm::append_range(a, next);
+              return a;
+            });
+        ArrayRef<Value> out(carried);
+        return compute(firstOf(last), unroll, out.drop_front(n),
+                       ValueRange(out.take_front(n)));
+      },
+      [&] { return SmallVector<Value>(init.begin(), init.end()); });
+  if (unroll > 1)
+    acc = g.forLoop(firstOf(groups), end, g.c64(1), acc,
+                    [&](Value iv, ValueRange iters) {
+                      SmallVector<Value> loaded = load(iv, 1);
+                      return compute(iv, 1, loaded, iters);
+                    });
+  return acc;
+}
+
 SmallVector<Value> Emitter::unflatten(Value idx, ArrayRef<int64_t> shape) {
   SmallVector<Value> dims(shape.size());
   Value rest = idx;

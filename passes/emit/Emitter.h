@@ -95,6 +95,21 @@ public:
   llvm::SmallVector<mlir::Value> unrolledLoop(mlir::Value begin,
                                               mlir::Value end, int64_t unroll,
                                               mlir::ValueRange init, Step step);
+  /// unrolledLoop software-pipelined over registers: the loads of the next
+  /// group of `unroll` steps (`load(first, n)`, which returns the loaded
+  /// values) are issued before the current group computes (`compute(first,
+  /// n, loaded, iters)`, given what `load` returned for that group), so a
+  /// warp keeps a group's loads in flight while it computes. The remainder's
+  /// single steps load and compute in turn.
+  using Load = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::Value first, int64_t n)>;
+  using Compute = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::Value first, int64_t n, llvm::ArrayRef<mlir::Value> loaded,
+      mlir::ValueRange iters)>;
+  llvm::SmallVector<mlir::Value> pipelinedLoop(mlir::Value begin,
+                                               mlir::Value end, int64_t unroll,
+                                               mlir::ValueRange init, Load load,
+                                               Compute compute);
 
   Raw loadRaw(mlir::Value ptr, unsigned bytes, bool invariant);
   /// loadRaw for a weight stream, whose every byte is read once: loads of 4

@@ -4,16 +4,20 @@
 // weight and the block's mtile rows of activations as 8-row tiles, loads its
 // operands straight from global memory (each lane 16 contiguous k of its
 // rows per k-step, `unroll` 64-wide K chunks ahead) and runs mma.sync on
-// them. Contract.h describes the fragment layout. An integer weight whose
-// f32 dequantization factors (WeightSide.h, matchFactoredWeight) is
-// converted but not dequantized: each step sums x * q from zero, and x on
-// a tile of ones where there is a zero, then adds s * sum(x * q) +
-// z * sum(x) of the step's group and row to the accumulators. With
-// siblings a warp owns `rows` tiles of each weight, and its accumulators
-// hold each weight's in turn.
+// them. With two `stages` the next chunks' weights (and their scales and
+// zeros) are loaded before the current ones are summed, so a warp keeps
+// loads in flight while it converts and multiplies. Contract.h describes the
+// fragment layout. An integer weight whose f32 dequantization factors
+// (WeightSide.h, matchFactoredWeight) is converted but not dequantized: each
+// step sums x * q from zero, and x on a tile of ones where there is a zero,
+// then adds s * sum(x * q) + z * sum(x) of the step's group and row to the
+// accumulators. With siblings a warp owns `rows` tiles of each weight, and its
+// accumulators hold each weight's in turn.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace mtc;
@@ -78,39 +82,53 @@ void MmaEmitter::emitBody() {
   SmallVector<Value> acc(count, g.cf32(0));
   auto [cBegin, cEnd] = pieceRange(chunks);
 
-  auto step = [&](Value firstChunk, int64_t n,
-                  ValueRange iters) -> SmallVector<Value> {
-    SmallVector<Value> a(iters.begin(), iters.end());
-    SmallVector<SmallVector<Raw>> wraw(n), xraw(n);
-    // [u][row][piece]: the b inputs' pairs (none in the factored form).
-    SmallVector<SmallVector<SmallVector<SmallVector<Value>>>> win(n);
-    // [u][row]: the factored form's b inputs as f32, one set a step (the
-    // step lies in one group: checkMmaSchedule).
-    SmallVector<SmallVector<SmallVector<Value>>> fin(n);
-    SmallVector<Value> kOff(n);
+  // What a group of n steps reads from the weight stream, [u][row]: the
+  // weight's words and their b inputs (pairs by piece; the factored form's
+  // f32 values, one set a step, which lies in one group: checkMmaSchedule).
+  struct Stream {
+    SmallVector<SmallVector<Raw>> w;
+    SmallVector<SmallVector<SmallVector<SmallVector<Value>>>> win;
+    SmallVector<SmallVector<SmallVector<Value>>> fin;
+  };
+  auto kOffset = [&](Value firstChunk, int64_t u) {
+    return g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
+  };
+  auto loadWeights = [&](Value firstChunk, int64_t n) {
+    Stream st;
+    st.w.resize(n);
+    st.win.resize(n);
+    st.fin.resize(n);
     for (int64_t u = 0; u < n; ++u) {
-      kOff[u] = g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
+      Value kOff = kOffset(firstChunk, u);
       for (auto [i, row, nr] : llvm::enumerate(wRow, wN)) {
-        wraw[u].push_back(
-            loadStream(g.gep(row, weightOffset(kOff[u])), c.weightBytes(span)));
+        st.w[u].push_back(
+            loadStream(g.gep(row, weightOffset(kOff)), c.weightBytes(span)));
         // Entry i is row half i % 2 of tile i / 2, of weight i / 2 / rows.
         unsigned w = unsigned(i / 2 / s.rows);
         if (factors) {
-          win[u].emplace_back();
-          fin[u].push_back(
-              llvm::map_to_vector(loadBInputs(nr, kOff[u], false, w),
+          st.win[u].emplace_back();
+          st.fin[u].push_back(
+              llvm::map_to_vector(loadBInputs(nr, kOff, false, w),
                                   [&](Value v) { return toF32(v); }));
         } else {
-          win[u].push_back(loadBInputSpan(nr, kOff[u], span, true, w));
+          st.win[u].push_back(loadBInputSpan(nr, kOff, span, true, w));
         }
       }
     }
+    return st;
+  };
+  auto loadActivations = [&](Value firstChunk, int64_t n) {
+    SmallVector<SmallVector<Raw>> xraw(n);
+    SmallVector<Value> kOffs;
     for (int64_t u = 0; u < n; ++u)
+      kOffs.push_back(kOffset(firstChunk, u));
+    for (int64_t u = 0; u < n; ++u) {
+      Value kOff = kOffs[u];
       for (auto [row, idx, valid] : llvm::zip(xRow, xRowIdx, xValid)) {
         auto load = [&, row = row, idx = idx] {
           return applyPrologue(
-              loadRaw(g.gep(row, g.mul(kOff[u], g.c64(ea))), span * ea, true),
-              idx, kOff[u], span);
+              loadRaw(g.gep(row, g.mul(kOff, g.c64(ea))), span * ea, true), idx,
+              kOff, span);
         };
         if (!padded) {
           xraw[u].push_back(load());
@@ -124,6 +142,12 @@ void MmaEmitter::emitBody() {
             [&] { return SmallVector<Value>(raw.bytes / 4, g.c32(0)); });
         xraw[u].push_back(raw);
       }
+    }
+    return xraw;
+  };
+  auto compute = [&](const Stream &st, ArrayRef<SmallVector<Raw>> xraw,
+                     int64_t n, ValueRange iters) -> SmallVector<Value> {
+    SmallVector<Value> a(iters.begin(), iters.end());
     for (int64_t u = 0; u < n; ++u) {
       // The factored form sums x * q of the step (and x, for the zero) from
       // zero, then adds s * sum(x * q) + z * sum(x) to the accumulators.
@@ -140,12 +164,12 @@ void MmaEmitter::emitBody() {
         // each lane's span).
         SmallVector<SmallVector<Value, 4>> afrag;
         auto in = [&](int64_t row) -> ArrayRef<Value> {
-          auto &pieces = win[u][row];
+          auto &pieces = st.win[u][row];
           return pieces.empty() ? ArrayRef<Value>() : pieces[4 * j / piece];
         };
         for (int64_t r = 0; r < R; ++r)
-          afrag.push_back(weightFragment(wraw[u][r * 2].words,
-                                         wraw[u][r * 2 + 1].words, j, in(r * 2),
+          afrag.push_back(weightFragment(st.w[u][r * 2].words,
+                                         st.w[u][r * 2 + 1].words, j, in(r * 2),
                                          in(r * 2 + 1)));
         for (int64_t i = 0; i < mt; ++i) {
           SmallVector<Value, 2> bx = activationPairs(xraw[u][i].words, j);
@@ -165,7 +189,7 @@ void MmaEmitter::emitBody() {
         for (int64_t i = 0; i < mt; ++i)
           for (int64_t cc = 0; cc < 4; ++cc) {
             int64_t idx = (r * mt + i) * 4 + cc;
-            ArrayRef<Value> in = fin[u][r * 2 + (cc >= 2)];
+            ArrayRef<Value> in = st.fin[u][r * 2 + (cc >= 2)];
             Value sum = part[idx];
             a[idx] = factors->scale >= 0
                          ? g.fma(in[factors->scale], sum, a[idx])
@@ -176,7 +200,56 @@ void MmaEmitter::emitBody() {
     }
     return a;
   };
-  acc = unrolledLoop(cBegin, cEnd, stepsInFlight(chunks), acc, step);
+
+  int64_t inFlight = stepsInFlight(chunks);
+  if (s.stages == 1) {
+    // Each group's weights, then its activations, then its sums.
+    acc =
+        unrolledLoop(cBegin, cEnd, inFlight, acc,
+                     [&](Value first, int64_t n, ValueRange iters) {
+                       Stream st = loadWeights(first, n);
+                       return compute(st, loadActivations(first, n), n, iters);
+                     });
+  } else {
+    // Two stages: the next group's weight stream is loaded while this one
+    // computes (its activations, which the blocks share through L2, load
+    // with its sums). The loop carries the stream's values; `shapes` keeps
+    // where each goes, by the group's step count.
+    std::map<int64_t, Stream> shapes;
+    auto values = [](Stream &st, llvm::function_ref<void(Value &)> f) {
+      for (auto &u : st.w)
+        for (Raw &r : u) {
+          for (Value &v : r.words)
+            f(v);
+          if (r.narrow)
+            f(r.narrow);
+        }
+      for (auto &u : st.win)
+        for (auto &row : u)
+          for (auto &p : row)
+            for (Value &v : p)
+              f(v);
+      for (auto &u : st.fin)
+        for (auto &row : u)
+          for (Value &v : row)
+            f(v);
+    };
+    acc = pipelinedLoop(
+        cBegin, cEnd, inFlight, acc,
+        [&](Value first, int64_t n) {
+          Stream st = loadWeights(first, n);
+          SmallVector<Value> flat;
+          values(st, [&](Value &v) { flat.push_back(v); });
+          shapes[n] = st;
+          return flat;
+        },
+        [&](Value first, int64_t n, ArrayRef<Value> loaded, ValueRange iters) {
+          Stream st = shapes.at(n);
+          size_t next = 0;
+          values(st, [&](Value &v) { v = loaded[next++]; });
+          return compute(st, loadActivations(first, n), n, iters);
+        });
+  }
 
   deliverMma(acc, geo.warpsN, wn, m0, n0, mt);
 }

@@ -210,6 +210,11 @@ def cases(quick):
         ("mma_v32", 16, 4097, 4096, "linear", "mma w8 r1 kw4 v32 u2 mt16 sk1 rg255"),
         ("mma_v64", 7, 4096, 4096, "linear", "mma w4 r2 kw2 v64 u1 mt8 sk2 rg255"),
         ("mma_v32_kn_fallback", 3, 4096, 4096, "matmul_t", "mma w4 r1 kw1 v32 u1 mt8 sk1"),
+        # Two stages: the next steps' weights load while the current sum.
+        # 67 chunks of 64 k's over 4 pieces of 16-17: 4 groups of 4 and a
+        # remainder step in three of them.
+        ("mma_st2_m1", 1, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u2 mt8 sk1 st2"),
+        ("mma_st2_tail", 16, 4097, 4288, "linear", "mma w8 r1 kw2 v16 u4 mt16 sk2 st2"),
         ("tiled_basic", 64, 4096, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt64 sk1 mw1 st4"),
         ("tiled_mw2_ragged", 129, 4097, 4096, "linear", "tiled w8 r2 kw1 v16 u1 mt128 sk1 mw2 st3"),
         ("tiled_sk4_mt40", 33, 4097, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt40 sk4 mw1 st2"),

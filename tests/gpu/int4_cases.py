@@ -125,6 +125,8 @@ def int4_cases(quick):
         ("mma", 1, 4096, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk1"),
         ("mma_sk4", 5, 1000, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk4"),
         ("mma_kw4", 16, 4096, 4096, 64, "bf16", "mma w8 r1 kw4 v16 u2 mt16 sk1"),
+        ("mma_st2", 1, 4096, 4096, 128, "bf16", "mma w8 r1 kw2 v64 u2 mt8 sk1 st2"),
+        ("mma_st2_f16_sk2", 8, 1000, 4096, 64, "f16", "mma w4 r1 kw1 v32 u2 mt8 sk2 st2"),
         ("mma_f16", 8, 4096, 1024, 32, "f16", "mma w4 r1 kw1 v16 u1 mt8 sk1"),
         ("tiled", 64, 4096, 4096, 128, "bf16", "tiled w4 r1 kw1 v32 u1 mt64 sk1 mw1 st4"),
         # The int8 start at M = 9 to 16 (256-wide K tiles, two groups each):
@@ -143,7 +145,8 @@ def int4_cases(quick):
     for tag, m, n, k, group, act, s in [
             ("sk4", 5, 1000, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk4"),
             ("r2_kw4", 16, 4096, 4096, 64, "bf16", "mma w8 r2 kw4 v16 u2 mt16 sk1"),
-            ("v32_u4", 1, 1000, 4096, 128, "f16", "mma w8 r1 kw8 v32 u4 mt8 sk1")]:
+            ("v32_u4", 1, 1000, 4096, 128, "f16", "mma w8 r1 kw8 v32 u4 mt8 sk1"),
+            ("st2", 3, 1000, 4096, 128, "bf16", "mma w8 r1 kw2 v32 u2 mt8 sk1 st2")]:
         add(f"sched_f32_{tag}", m, n, k, group, act=act, form="f32",
             flags=["--schedule", f"0={s}"])
     wgmma = [
