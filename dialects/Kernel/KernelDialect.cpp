@@ -1,7 +1,7 @@
 //===- KernelDialect.cpp - mtc kernel dialect -----------------------------===//
 //
-// The dialect itself: it registers the ops (KernelOps.cpp) and the attribute
-// (KernelAttrs.cpp), and so sits above both.
+// The dialect itself: it registers the ops (ContractOp.cpp, KernelOps.cpp)
+// and the attribute (KernelAttrs.cpp), and so sits above them.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelDialect.h"
@@ -14,6 +14,9 @@ using namespace mtc::kernel;
 
 void KernelDialect::initialize() {
   addOperations<
+#define GET_OP_LIST
+#include "dialects/Kernel/ContractOp.cpp.inc"
+      ,
 #define GET_OP_LIST
 #include "dialects/Kernel/KernelOps.cpp.inc"
       >();

@@ -2,8 +2,8 @@
 //
 // What the verifiers of kernel.contract, kernel.elementwise and
 // kernel.reduce check alike (tensor operands, results, scalar regions), on
-// any operation: nothing here knows the ops, so KernelOps.cpp uses it
-// without a circle between the two.
+// any operation: nothing here knows the ops, so ContractOp.cpp and
+// KernelOps.cpp use it without a circle.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelVerify.h"
@@ -20,8 +20,8 @@ using namespace mtc::kernel;
 
 static bool isScalar(Type t) { return t.isIntOrFloat(); }
 
-/// kernel.yield, by name: this file knows no op class (KernelOps.cpp, which
-/// defines them, uses it).
+/// kernel.yield, by name: this file knows no op class (ContractOp.cpp and
+/// KernelOps.cpp, which define them, use it).
 static bool isYield(Operation *op) {
   return op->getName().getStringRef() == "kernel.yield";
 }
@@ -114,6 +114,18 @@ LogicalResult mtc::kernel::verifyScalarRegion(Operation *op, StringRef what,
              << "is not supported inside a kernel " << what
              << " (allowed: scalar arith conversions and arithmetic, "
                 "math.exp, math.rsqrt)";
+  return success();
+}
+
+LogicalResult mtc::kernel::verifySchedule(
+    Operation *op, std::optional<ScheduleParams> schedule,
+    llvm::function_ref<std::string(const ScheduleParams &)> check) {
+  if (!schedule)
+    return success();
+  std::string err = check(*schedule);
+  if (!err.empty())
+    return op->emitOpError()
+           << "schedule " << schedule->str() << " is illegal: " << err;
   return success();
 }
 

@@ -2,6 +2,8 @@
 #ifndef MTC_DIALECTS_KERNEL_KERNELVERIFY_H
 #define MTC_DIALECTS_KERNEL_KERNELVERIFY_H
 
+#include "dialects/Kernel/Schedule.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/Operation.h"
@@ -34,6 +36,11 @@ llvm::LogicalResult verifyScalarRegion(mlir::Operation *op,
                                        mlir::Region &region,
                                        mlir::TypeRange argTypes,
                                        mlir::Type yieldType);
+/// The op's schedule, where it has one, against `check` (the rules of its
+/// kind: "" where legal): fails with "schedule S is illegal: why".
+llvm::LogicalResult
+verifySchedule(mlir::Operation *op, std::optional<ScheduleParams> schedule,
+               llvm::function_ref<std::string(const ScheduleParams &)> check);
 /// Names the op's result after its last node, where that is an identifier.
 void setNameFromNodes(mlir::Operation *op, mlir::ArrayAttr nodes,
                       mlir::OpAsmSetValueNameFn fn);
