@@ -55,8 +55,10 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               linear kernels (woq_*, woq4_*) against the
                               weight-read floor (int4: nibbles, scales and
                               zeros); "breakdown": ms and launches per step
-                              by report.py's kernel_category, and
-                              launches_per_layer
+                              by report.py's kernel_category,
+                              launches_per_layer, and "kernels": every
+                              kernel's ms and launches per step
+                              (report.py's step_profile)
   mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
@@ -79,7 +81,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gpt_fast_int4 import build_int4_model  # noqa: E402
-from report import kernel_category  # noqa: E402
+from report import step_profile  # noqa: E402
 
 READ_BW = 4.64e12  # ANCHORS.md: the H200's measured streaming-read rate
 TEMPERATURE, TOP_K = 0.8, 200
@@ -250,33 +252,12 @@ class Bench:
             gen.decode_n_tokens(self.model, cur, pos, steps,
                                 temperature=TEMPERATURE, top_k=TOP_K)
             torch.cuda.synchronize()
-        kernels, breakdown = {}, {}
-        launches = 0
+        events = []
         for e in p.key_averages():
             us = getattr(e, "self_device_time_total", None)
-            if us is None:
-                us = e.self_cuda_time_total
-            if us > 0:
-                kernels[e.key] = kernels.get(e.key, 0.0) + us / 1e3 / steps
-                if not e.key.startswith(("Memcpy", "Memset")):
-                    launches += e.count
-                    cat = kernel_category(e.key)
-                    ms, n = breakdown.get(cat, (0.0, 0.0))
-                    breakdown[cat] = (ms + us / 1e3 / steps,
-                                      n + e.count / steps)
-        total = sum(kernels.values())
-        # mtc.torch's graphs: woq_<N>x<K>_... (int8), woq4_<N>x<K>_g... (int4)
-        mtc = sum(v for k, v in kernels.items()
-                  if k.startswith(("woq_", "woq4_")))
-        top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
-        mtc_ffn = sum(v for k, v in kernels.items() if k.startswith("ffn_"))
-        return {"kernel_ms_per_step": total, "mtc_linear_ms_per_step": mtc,
-                "mtc_ffn_ms_per_step": mtc_ffn,
-                "launches_per_step": launches / steps,
-                "launches_per_layer": launches / steps / self.n_layers,
-                "breakdown": {k: [round(ms, 4), round(n, 2)]
-                              for k, (ms, n) in sorted(breakdown.items())},
-                "top": [[k[:80], round(v, 4)] for k, v in top]}
+            events.append((e.key, e.self_cuda_time_total if us is None else us,
+                           e.count))
+        return step_profile(events, steps, self.n_layers)
 
     def compile_fresh(self):
         """A fresh compile of decode_one_token, as a new generate.py run."""

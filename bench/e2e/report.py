@@ -81,6 +81,47 @@ def kernel_category(name: str) -> str:
     return "other"
 
 
+def step_profile(events, steps, n_layers):
+    """A decode step's kernels from the profiler's (name, self device µs,
+    calls) over `steps` steps: the kernel time per step, mtc's linears'
+    (woq_*, woq4_*) and feed-forward graphs' (ffn_*), launches per step and
+    per layer (copies and memsets are not launches), the breakdown by
+    kernel_category ([ms, launches] per step), the 8 slowest kernels, and
+    every kernel's [ms, launches] per step (the launch census)."""
+    kernels, census, breakdown = {}, {}, {}
+    launches = 0
+    for name, us, count in events:
+        if us <= 0:
+            continue
+        ms = us / 1e3 / steps
+        kernels[name] = kernels.get(name, 0.0) + ms
+        if name.startswith(("Memcpy", "Memset")):
+            continue
+        launches += count
+        c = census.setdefault(name[:100], [0.0, 0.0])
+        c[0] += ms
+        c[1] += count / steps
+        cat = kernel_category(name)
+        b_ms, b_n = breakdown.get(cat, (0.0, 0.0))
+        breakdown[cat] = (b_ms + ms, b_n + count / steps)
+    top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
+    return {
+        "kernel_ms_per_step": sum(kernels.values()),
+        "mtc_linear_ms_per_step": sum(
+            v for k, v in kernels.items() if k.startswith(("woq_", "woq4_"))),
+        "mtc_ffn_ms_per_step": sum(
+            v for k, v in kernels.items() if k.startswith("ffn_")),
+        "launches_per_step": launches / steps,
+        "launches_per_layer": launches / steps / n_layers,
+        "breakdown": {k: [round(ms, 4), round(n, 2)]
+                      for k, (ms, n) in sorted(breakdown.items())},
+        "top": [[k[:80], round(v, 4)] for k, v in top],
+        "kernels": {k: [round(ms, 4), round(n, 2)]
+                    for k, (ms, n) in sorted(census.items(),
+                                             key=lambda kv: -kv[1][1])},
+    }
+
+
 def fused_table(rows):
     """The mtc-fused rows beside mtc's and gpt-fast's: time, launches per
     step, where the time goes (empty without mtc-fused rows)."""
@@ -141,6 +182,36 @@ def breakdown_table(rows):
         lines.append(f"| {s} | {b} | " + " | ".join(cells) +
                      f" | {rest:.3f} | "
                      f"{_fmt(p.get('launches_per_layer'), '.1f')} |")
+    return "\n".join(lines)
+
+
+def census_table(rows):
+    """Kernels launched per decoder layer, by kernel (step_profile's
+    census): one column per decode row that has it, the kernels launched
+    at least once every two layers in some row (issue 24 counts them
+    before and after fusion); empty without a census."""
+    keys = [k for k in sorted(rows, key=lambda k: (k[2], k[0]))
+            if k[1] == "decode" and rows[k].get("profile", {}).get("kernels")]
+    if not keys:
+        return ""
+    per_layer = {}
+    for k in keys:
+        p = rows[k]["profile"]
+        layers = p["launches_per_step"] / p["launches_per_layer"]
+        for name, (_, n) in p["kernels"].items():
+            per_layer.setdefault(name, {})[k] = n / layers
+    names = sorted((n for n, c in per_layer.items()
+                    if max(c.values()) >= 0.5),
+                   key=lambda n: (-max(per_layer[n].values()), n))
+    lines = ["| kernel | " + " | ".join(f"{s} B={b}" for s, _, b in keys) +
+             " |", "|---|" + "---|" * len(keys)]
+    for n in names:
+        lines.append(f"| `{n[:70]}` | " + " | ".join(
+            f"{per_layer[n][k]:.2f}" if k in per_layer[n] else "-"
+            for k in keys) + " |")
+    lines.append("| all kernels | " + " | ".join(
+        f"{rows[k]['profile']['launches_per_layer']:.2f}" for k in keys) +
+        " |")
     return "\n".join(lines)
 
 
@@ -303,6 +374,9 @@ def write(out: Path):
         if breakdown_table(rows):
             text += ["## Where the step's kernel time goes (ms per step, "
                      "launches per step)", "", breakdown_table(rows), ""]
+        if census_table(rows):
+            text += ["## Launches per decoder layer, by kernel", "",
+                     census_table(rows), ""]
         errors = [f"- {s} failed: {r.get('error', '?')}"
                   for (s, phase, _), r in sorted(rows.items())
                   if phase == "error"]
@@ -326,6 +400,9 @@ def write(out: Path):
                 text += ["Where the step's kernel time goes (ms per step, "
                          "launches per step):", "", breakdown_table(rows),
                          ""]
+            if census_table(rows):
+                text += ["Launches per decoder layer, by kernel:", "",
+                         census_table(rows), ""]
     (out / "results.md").write_text("\n".join(text))
     try:
         if set(modes) <= {"int8"}:

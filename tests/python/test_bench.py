@@ -124,3 +124,57 @@ def test_points_int4(tmp_path):
                str(points)])
     assert bad.returncode == 2
     assert "--weights takes int8 or int4" in bad.stderr + bad.stdout
+
+
+def test_step_profile_counts_launches_by_kernel():
+    """bench/e2e/report.py's step_profile: per-step time and launches from
+    the profiler's events, copies not counted as launches, each kernel's
+    census and its category."""
+    sys.path.insert(0, str(ROOT / "bench" / "e2e"))
+    from report import step_profile
+    events = [("ffn_4096x14336_bf16_k0", 2000.0, 64),
+              ("woq_128256x4096_bf16_k0", 250.0, 2),
+              ("cudnn_generated_fort_native_sdpa_sm80_flash", 400.0, 64),
+              ("triton_poi_fused_add_mul_rope", 100.0, 128),
+              ("Memcpy DtoD (Device -> Device)", 10.0, 6),
+              ("never ran", 0.0, 3)]
+    p = step_profile(events, steps=2, n_layers=32)
+    assert p["launches_per_step"] == (64 + 2 + 64 + 128) / 2
+    assert p["launches_per_layer"] == p["launches_per_step"] / 32
+    assert abs(p["kernel_ms_per_step"] - 2.76 / 2) < 1e-9
+    assert p["mtc_ffn_ms_per_step"] == 1.0
+    assert p["mtc_linear_ms_per_step"] == 0.125
+    assert p["breakdown"] == {"attention": [0.2, 32.0],
+                              "mtc fused graphs": [1.0, 32.0],
+                              "mtc linears": [0.125, 1.0],
+                              "other": [0.05, 64.0]}
+    # The census: most launches first; no copy, nothing that did not run.
+    assert list(p["kernels"])[0] == "triton_poi_fused_add_mul_rope"
+    assert p["kernels"]["triton_poi_fused_add_mul_rope"] == [0.05, 64.0]
+    assert "Memcpy DtoD (Device -> Device)" not in p["kernels"]
+    assert "never ran" not in p["kernels"]
+    assert p["top"][0] == ["ffn_4096x14336_bf16_k0", 1.0]
+
+
+def test_census_table_per_layer():
+    """report.py's census table: launches per layer by kernel for each
+    decode row, kernels launched less than every other layer left out."""
+    sys.path.insert(0, str(ROOT / "bench" / "e2e"))
+    from report import census_table, step_profile
+    swap = step_profile([("woq_6144x4096_bf16_k0", 300.0, 64),
+                         ("triton_red_fused_mean_rsqrt", 100.0, 128),
+                         ("triton_poi_sample", 50.0, 2)], steps=2,
+                        n_layers=32)
+    fused = step_profile([("nlin_6144x4096_bf16_k0", 300.0, 64),
+                          ("triton_poi_sample", 50.0, 2)], steps=2,
+                         n_layers=32)
+    rows = {("mtc", "decode", 1): {"profile": swap},
+            ("mtc-fused", "decode", 1): {"profile": fused},
+            ("mtc", "prefill", 1): {"ms": 30.0}}
+    lines = census_table(rows).splitlines()
+    assert lines[0] == "| kernel | mtc B=1 | mtc-fused B=1 |"
+    assert "| `triton_red_fused_mean_rsqrt` | 2.00 | - |" in lines
+    assert "| `nlin_6144x4096_bf16_k0` | - | 1.00 |" in lines
+    assert not any("triton_poi_sample" in line for line in lines)
+    assert lines[-1] == "| all kernels | 3.03 | 1.03 |"
+    assert census_table({("mtc", "prefill", 1): {"ms": 30.0}}) == ""
