@@ -25,7 +25,9 @@ Systems, measured in the same process:
              TransformerBlock's feed-forward half (RMSNorm, w1/w3, SwiGLU,
              w2, residual) is one mtc graph (mtc.torch.fused_ffn, or
              fused_ffn_int4 over the swapped int4 layers), for steps of up
-             to --fuse-max-rows rows (fuse_blocks' max_rows)
+             to --fuse-max-rows rows (fuse_blocks' max_rows); the
+             attention reads the KV cache without gpt-fast's copy of it
+             per query head (--no-grouped-attention: with it)
 
 int4 on PyTorch >= 2.5: gpt-fast as shipped hands
 aten._convert_weight_to_int4pack an int32 [N, K] tensor, where that op now
@@ -336,6 +338,9 @@ def main():
     ap.add_argument("--no-tune", action="store_true")
     ap.add_argument("--fuse-max-rows", type=int,
                     help="mtc-fused: fuse_blocks' max_rows (unset: its own)")
+    ap.add_argument("--no-grouped-attention", action="store_true",
+                    help="mtc-fused: fuse_blocks(grouped_attention=False), "
+                         "gpt-fast's attention with its copy of the cache")
     ap.add_argument("--recompile", action="store_true",
                     help="also time a second compile with warm caches")
     ap.add_argument("--run", default="", help="a label for this run's rows")
@@ -432,9 +437,11 @@ def main():
             elif system == "mtc-fused":
                 t0 = time.time()
                 mt.swap(model, tune=not args.no_tune, **probes)
-                fused, unfused = mt.fuse_blocks(model, **(
-                    {"max_rows": args.fuse_max_rows} if args.fuse_max_rows
-                    else {}))
+                fused, unfused = mt.fuse_blocks(
+                    model,
+                    grouped_attention=not args.no_grouped_attention,
+                    **({"max_rows": args.fuse_max_rows}
+                       if args.fuse_max_rows else {}))
                 if not fused:
                     raise RuntimeError(f"mtc.torch.fuse_blocks fused no "
                                        f"block: {unfused[:3]}")
@@ -444,7 +451,9 @@ def main():
                            extra_compile_s=swap_s,
                            extra={"swap_s": swap_s, "fused_blocks": fused,
                                   "unfused_blocks": len(unfused),
-                                  "fuse_max_rows": args.fuse_max_rows})
+                                  "fuse_max_rows": args.fuse_max_rows,
+                                  "grouped_attention":
+                                      not args.no_grouped_attention})
         except Exception as e:
             import traceback
             traceback.print_exc()

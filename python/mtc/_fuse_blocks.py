@@ -3,9 +3,11 @@ through ``fused_ffn`` (int8 linears) or ``fused_ffn_int4`` (mtc's int4
 linears), and a gpt-fast block's attention linears through ``norm_linear``
 and ``linear_residual``, in place. Import mtc.torch, not this module (it
 re-exports fuse_blocks)."""
+import sys
 from typing import Dict, Optional, Tuple
 
 import torch
+import torch.nn.functional as F
 
 from ._fused import fused_ffn, fused_ffn_int4, rows_of
 from ._fused_linear import linear_residual, norm_linear
@@ -146,19 +148,79 @@ class _DeferredLinear:
         return y
 
 
-def _fuse_gpt_fast_block(block, group, max_rows) -> str:
+class _GroupedAttention:
+    """Mixed into a fused block's gpt-fast Attention whose query heads share
+    key and value heads (n_head a multiple of n_local_heads): the g query
+    heads of each key/value head attend as g x seqlen rows of one head, so
+    SDPA reads the cache as it is. gpt-fast's forward repeats the whole
+    cache g times instead (repeat_interleave), every layer and step: a copy
+    that grows with the batch and the cache length (Inductor fuses it into
+    SDPA's input; it took 0.58 to 1.19 ms per step at B = 16, H100,
+    bench/results/2026-12-05-fuse-rows). The rotary embedding is the
+    model's own (its module's apply_rotary_emb), the cache its
+    kv_cache.update. A mask other than [1, 1, seqlen or 1, S] goes through
+    the model's forward."""
+
+    def forward(self, x, freqs_cis, mask, input_pos=None):
+        b, t, _ = x.shape
+        if mask is not None and (mask.dim() != 4 or mask.shape[:2] != (1, 1)
+                                 or mask.shape[2] not in (1, t)):
+            return super().forward(x, freqs_cis, mask, input_pos)
+        heads, kv_heads, d = self.n_head, self.n_local_heads, self.head_dim
+        g, rope = heads // kv_heads, self._mtc_rotary
+        q, k, v = self.wqkv(x).split([self.dim, kv_heads * d, kv_heads * d],
+                                     dim=-1)
+        q = rope(q.view(b, t, heads, d), freqs_cis).transpose(1, 2)
+        k = rope(k.view(b, t, kv_heads, d), freqs_cis).transpose(1, 2)
+        v = v.view(b, t, kv_heads, d).transpose(1, 2)
+        if self.kv_cache is not None:
+            k, v = self.kv_cache.update(input_pos, k, v)
+        # Query head j * g + i reads key/value head j (repeat_interleave's
+        # order); it becomes rows i * t .. i * t + t - 1 of head j, whose
+        # mask rows are the t rows of the mask again.
+        q = q.reshape(b, kv_heads, g * t, d)
+        if mask is not None and t > 1 and mask.shape[2] == t:
+            mask = mask.repeat(1, 1, g, 1)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                           dropout_p=0.0)
+        y = y.view(b, heads, t, d).transpose(1, 2).contiguous()
+        return self.wo(y.view(b, t, self.dim))
+
+
+def _grouped_rotary(attn):
+    """The rotary embedding function of a gpt-fast Attention whose heads
+    are grouped (n_head > n_local_heads, dim = n_head * head_dim), with a
+    kv_cache attribute: its module's apply_rotary_emb; else None."""
+    ints = [getattr(attn, n, None) for n in
+            ("n_head", "n_local_heads", "head_dim", "dim")]
+    if not all(isinstance(i, int) and i > 0 for i in ints) or \
+            not hasattr(attn, "kv_cache"):
+        return None
+    heads, kv_heads, d, dim = ints
+    if heads <= kv_heads or heads % kv_heads or dim != heads * d:
+        return None
+    rope = getattr(sys.modules.get(type(attn).__module__),
+                   "apply_rotary_emb", None)
+    return rope if callable(rope) else None
+
+
+def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
     """Swaps the classes of ``block`` (and of its attention's wqkv and wo
     where they fuse); returns why its attention did not ("" if it did)."""
     attn_group, why = _block_attn_parts(block)
     object.__setattr__(block, "_mtc_groupsize", group)
     object.__setattr__(block, "_mtc_max_rows", max_rows)
     object.__setattr__(block, "_mtc_attn_group", attn_group)
+    attn = block.attention
     if attn_group is not None:
-        attn = block.attention
         object.__setattr__(attn.wqkv, "_mtc_norm",
                            (block.attention_norm, attn_group))
         attn.wqkv.__class__ = _subclass(type(attn.wqkv), _NormedLinear)
         attn.wo.__class__ = _subclass(type(attn.wo), _DeferredLinear)
+    rope = _grouped_rotary(attn) if grouped_attention else None
+    if rope is not None:
+        object.__setattr__(attn, "_mtc_rotary", rope)
+        attn.__class__ = _subclass(type(attn), _GroupedAttention)
     block.__class__ = _subclass(type(block), _FusedBlock)
     return why
 
@@ -250,7 +312,8 @@ def _subclass(cls, mixin):
 MAX_ROWS = 8
 
 
-def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
+def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS,
+                grouped_attention: bool = True):
     """Routes the feed-forward half of every decoder block of ``model`` whose
     feed-forward linears are int8 per channel (gpt-fast's or mtc's) or mtc's
     int4 (``Int4Linear``, one group size) through ``fused_ffn`` or
@@ -264,7 +327,13 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
       kernel. The attention module's ``wo`` then passes its input on (the
       block applies it): call the block, not its attention alone. Where
       they are not, the attention half runs as gpt-fast computes it and
-      ``left`` names ``<block>.attention`` with the reason;
+      ``left`` names ``<block>.attention`` with the reason. Where its
+      query heads share key/value heads (Llama-3's 32 and 8), attention
+      reads the KV cache as it is, each key/value head's query heads as
+      rows of one head, instead of gpt-fast's copy of the cache for every
+      query head (``repeat_interleave``): the same attention, not the same
+      rounding, at every row count (``grouped_attention=False`` keeps
+      gpt-fast's);
     - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
       and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
       quantized by ``quantize_``): its mlp computes the norm and SwiGLU as
@@ -274,7 +343,7 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
 
     A call of more than ``max_rows`` rows (batch x tokens: a larger batch,
     a prefill) runs the block as the model computes it, on its own (e.g.
-    swapped) linears. The default, 8, is where fusion pays: up to 8 rows
+    swapped) linears, but for the grouped attention above. The default, 8, is where fusion pays: up to 8 rows
     mtc joins gate and up into one kernel, and gpt-fast's int8 Llama-3-8B
     spent less kernel time outside attention fused than swapped (B = 8);
     from 16 rows gate and up are two kernels, and B = 16 and 32 measured
@@ -291,6 +360,9 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
                         f"{type(max_rows).__name__}")
     if max_rows < 1:
         raise ValueError(f"max_rows: expected a positive int, got {max_rows}")
+    if not isinstance(grouped_attention, bool):
+        raise TypeError(f"grouped_attention: expected a bool, got "
+                        f"{type(grouped_attention).__name__}")
     fused, left = 0, []
     for name, m in model.named_modules():
         if isinstance(m, _FusedBlock):
@@ -302,7 +374,8 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS):
         if type(m).__name__ == "TransformerBlock":
             group, why = _block_ffn_parts(m)
             if not why:
-                attn_why = _fuse_gpt_fast_block(m, group, max_rows)
+                attn_why = _fuse_gpt_fast_block(m, group, max_rows,
+                                                grouped_attention)
                 if attn_why:
                     left.append((f"{name}.attention" if name else "attention",
                                  attn_why))

@@ -27,7 +27,9 @@
   ``mtc._fuse_blocks``), and its attention's linears through
   ``norm_linear`` (the attention norm into ``wqkv``) and
   ``linear_residual`` (``x + wo(y)``; ``mtc._fused_linear``), for calls
-  of up to ``max_rows`` rows (default 8; larger ones run unfused).
+  of up to ``max_rows`` rows (default 8; larger ones run unfused); its
+  grouped-query attention reads the KV cache without gpt-fast's copy of
+  it per query head (``grouped_attention``).
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
