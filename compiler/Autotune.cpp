@@ -7,6 +7,8 @@
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/Heuristics.h"
 #include "passes/Passes.h"
+#include "runtime/GraphRunner.h"
+#include "runtime/Interpreter.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -198,7 +200,11 @@ static std::string gpuLockPath(llvm::StringRef cacheDir) {
   return std::string(path);
 }
 
-/// Times kernel `index` of a graph under candidate schedules.
+/// Times kernel `index` of a graph under candidate schedules. Each
+/// schedule's outputs are checked first against those of the first schedule
+/// it ran (the search's start, the heuristic's, whose kernels the GPU matrix
+/// checks against the fp64 reference): a schedule whose kernel computes
+/// something else is an error (the search skips it), never a time.
 class Prober {
 public:
   Prober(graph::FuncOp func, const CompileOptions &base, unsigned index,
@@ -232,6 +238,8 @@ public:
     for (auto [i, b] : llvm::enumerate(c->manifest.inputs()))
       if (llvm::Error e = (*exec)->setInput(b->name, inputs[i]))
         return std::move(e);
+    if (llvm::Error e = checkOutputs(**exec, c->manifest, s))
+      return std::move(e);
     TimingOptions t;
     t.kernel = index;
     t.replays = replays;
@@ -244,6 +252,54 @@ public:
   }
 
 private:
+  /// Runs the graph once on poisoned outputs; the first time keeps its
+  /// outputs as the reference, then compares with it. Either side may be
+  /// defaultCheckUlps from the truth, so a schedule may differ from the
+  /// reference by twice that; a wrong index or a lost part of a sum differs
+  /// by far more, or leaves poison.
+  llvm::Error checkOutputs(Executor &exec, const Manifest &m,
+                           const ScheduleParams &s) {
+    if (llvm::Error e = exec.poison())
+      return e;
+    if (llvm::Error e = exec.run())
+      return e;
+    bool split = splitsK(m);
+    std::vector<HostTensor> got;
+    for (const std::string &name : m.outputs) {
+      llvm::Expected<HostTensor> t = exec.getOutput(name);
+      if (!t)
+        return t.takeError();
+      got.push_back(std::move(*t));
+    }
+    if (reference.empty()) {
+      for (const HostTensor &t : got) {
+        RefTensor r{t.shape, std::vector<double>(size_t(t.numElements()))};
+        for (int64_t i = 0; i < t.numElements(); ++i)
+          r.data[size_t(i)] = t.get(i);
+        reference.push_back(std::move(r));
+      }
+      referenceSplit = split;
+      referenceSchedule = s.str();
+      return llvm::Error::success();
+    }
+    for (auto [i, name] : llvm::enumerate(m.outputs)) {
+      Comparison c = compare(got[i], reference[i]);
+      double tol = 2 * defaultCheckUlps(got[i].dtype, split || referenceSplit);
+      if (!c.passed(tol))
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            c.nonFinite
+                ? fmt::format("wrong output: {} has {} elements not finite "
+                              "where {} computed finite ones, or the other "
+                              "way round",
+                              name, c.nonFinite, referenceSchedule)
+                : fmt::format("wrong output: {} is {:.0f} ulps of its scale "
+                              "from what {} computed (at most {:g})",
+                              name, c.maxUlps, referenceSchedule, tol));
+    }
+    return llvm::Error::success();
+  }
+
   graph::FuncOp func;
   const CompileOptions &base;
   unsigned index;
@@ -252,6 +308,10 @@ private:
   llvm::raw_ostream &log;
   std::string lockPath;
   std::vector<HostTensor> inputs;
+  /// The first schedule's outputs, and whether it split K.
+  std::vector<RefTensor> reference;
+  bool referenceSplit = false;
+  std::string referenceSchedule;
 };
 } // namespace
 

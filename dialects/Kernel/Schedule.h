@@ -251,10 +251,8 @@ inline constexpr ScheduleField kScheduleFields[] = {
      1,
      false,
      // mma may take 2 (the next unroll steps' weights load while the
-     // current ones are summed), simt only 1. The tuner leaves mma's at 1
-     // until tests/gpu's st2 cases have passed on a GPU: it does not check
-     // the outputs of the schedules it times.
-     {6, {}, oneOf(2, 3, 4, 5, 6, 8), {}, oneOf(2, 3, 4, 5, 6, 8)}},
+     // current ones are summed), simt only 1 (its 2 is illegal, skipped).
+     {6, oneOf(1, 2), oneOf(2, 3, 4, 5, 6, 8), {}, oneOf(2, 3, 4, 5, 6, 8)}},
     // Blocks per cluster (wgmma): each loads 1/cluster of the activation
     // tile and multicasts it to all. The tuner leaves 4 out: on an H200 it
     // doubled the time of every point tried (8192 x 8192, M = 128: 84.4 us

@@ -22,6 +22,11 @@
 //                  per block and 288 GB/s (9001 MHz, 128 bits; the H200's
 //                  otherwise)
 //   old_gpu        the device has compute capability 7.5
+//   scribble       kernels (but mtc's own mtc_*) write one byte value,
+//                  derived from their grid and block, over the first 64
+//                  bytes of every buffer they are given: two schedules of
+//                  one kernel with different launch geometry compute
+//                  different "outputs" (the tuner's output check)
 //
 // The fake also checks what the real driver would reject or what would be
 // undefined there (parameters that are not device pointers, synchronous
@@ -96,6 +101,17 @@ CUresult fake::execute(const Launch &l) {
     const char *bad = std::getenv("FAKE_CUDA_FAULT_KERNEL");
     if (bad && name == bad)
       state.sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
+  }
+  if (mode() == "scribble" && name.rfind("mtc_", 0) != 0) {
+    uint32_t h = 2166136261u; // FNV-1a over the geometry
+    for (unsigned d :
+         {l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2]})
+      h = (h ^ d) * 16777619u;
+    // 0x38 to 0x3F: finite in every float type, bytes or pairs of them.
+    uint8_t v = uint8_t(0x38 + (h >> 29));
+    for (CUdeviceptr a : l.args)
+      std::memset(reinterpret_cast<void *>(a), v,
+                  std::min<size_t>(64, remaining(a)));
   }
   if (name.size() >= 4 && name.compare(name.size() - 4, 4, "copy") == 0 &&
       l.args.size() >= 2) {
