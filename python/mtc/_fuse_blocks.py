@@ -1,8 +1,9 @@
 """``fuse_blocks``: routes the feed-forward half of a model's decoder blocks
 through ``fused_ffn`` (int8 linears) or ``fused_ffn_int4`` (mtc's int4
-linears), and a gpt-fast block's attention linears through ``norm_linear``
-and ``linear_residual``, in place. Import mtc.torch, not this module (it
-re-exports fuse_blocks)."""
+linears), a gpt-fast block's attention linears through ``norm_linear``
+and ``linear_residual`` and its grouped-query attention without a copy of
+the KV cache per query head, in place. Import mtc.torch, not this module
+(it re-exports fuse_blocks)."""
 import sys
 from typing import Dict, Optional, Tuple
 
@@ -343,12 +344,13 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS,
 
     A call of more than ``max_rows`` rows (batch x tokens: a larger batch,
     a prefill) runs the block as the model computes it, on its own (e.g.
-    swapped) linears, but for the grouped attention above. The default, 8, is where fusion pays: up to 8 rows
-    mtc joins gate and up into one kernel, and gpt-fast's int8 Llama-3-8B
-    spent less kernel time outside attention fused than swapped (B = 8);
-    from 16 rows gate and up are two kernels, and B = 16 and 32 measured
-    no gain (bench/results/2026-12-05-fuse-rows). Calling
-    fuse_blocks again on a fused model changes its ``max_rows``.
+    swapped) linears, but for the grouped attention above. The default, 8,
+    is where fusion pays: up to 8 rows mtc joins gate and up into one
+    kernel, and gpt-fast's int8 Llama-3-8B spent less kernel time outside
+    attention fused than swapped (B = 8); from 16 rows gate and up are two
+    kernels, and B = 16 and 32 measured no gain
+    (bench/results/2026-12-05-fuse-rows). Calling fuse_blocks again on a
+    fused model changes its ``max_rows``.
 
     Returns (fused, left): the number of blocks fused and a list of (name,
     reason) for the blocks left alone."""
