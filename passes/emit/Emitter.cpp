@@ -126,11 +126,17 @@ SmallVector<Value> Emitter::unrolledLoop(Value begin, Value end, int64_t unroll,
       g.c64(0), groups, g.c64(1), init, [&](Value iv, ValueRange iters) {
         return step(g.add(begin, g.mul(iv, g.c64(unroll))), unroll, iters);
       });
-  if (unroll > 1)
-    acc = g.forLoop(
-        g.add(begin, g.mul(groups, g.c64(unroll))), end, g.c64(1), acc,
-        [&](Value iv, ValueRange iters) { return step(iv, 1, iters); });
-  return acc;
+  return remainderSteps(begin, end, unroll, groups, acc, step);
+}
+
+SmallVector<Value> Emitter::remainderSteps(Value begin, Value end,
+                                           int64_t unroll, Value groups,
+                                           ValueRange acc, Step step) {
+  if (unroll == 1)
+    return SmallVector<Value>(acc.begin(), acc.end());
+  return g.forLoop(
+      g.add(begin, g.mul(groups, g.c64(unroll))), end, g.c64(1), acc,
+      [&](Value iv, ValueRange iters) { return step(iv, 1, iters); });
 }
 
 SmallVector<Value> Emitter::pipelinedLoop(Value begin, Value end,
@@ -166,13 +172,11 @@ SmallVector<Value> Emitter::pipelinedLoop(Value begin, Value end,
                        ValueRange(out.take_front(n)));
       },
       [&] { return SmallVector<Value>(init.begin(), init.end()); });
-  if (unroll > 1)
-    acc = g.forLoop(firstOf(groups), end, g.c64(1), acc,
-                    [&](Value iv, ValueRange iters) {
-                      SmallVector<Value> loaded = load(iv, 1);
-                      return compute(iv, 1, loaded, iters);
-                    });
-  return acc;
+  return remainderSteps(begin, end, unroll, groups, acc,
+                        [&](Value first, int64_t n, ValueRange iters) {
+                          SmallVector<Value> loaded = load(first, n);
+                          return compute(first, n, loaded, iters);
+                        });
 }
 
 SmallVector<Value> Emitter::unflatten(Value idx, ArrayRef<int64_t> shape) {

@@ -110,6 +110,11 @@ public:
                                                mlir::Value end, int64_t unroll,
                                                mlir::ValueRange init, Load load,
                                                Compute compute);
+  /// The single steps past the last whole group of `unroll` (both loops'
+  /// remainder): steps begin + groups * unroll .. end - 1.
+  llvm::SmallVector<mlir::Value>
+  remainderSteps(mlir::Value begin, mlir::Value end, int64_t unroll,
+                 mlir::Value groups, mlir::ValueRange acc, Step step);
 
   Raw loadRaw(mlir::Value ptr, unsigned bytes, bool invariant);
   /// loadRaw for a weight stream, whose every byte is read once: loads of 4

@@ -89,6 +89,25 @@ void MmaEmitter::emitBody() {
     SmallVector<SmallVector<Raw>> w;
     SmallVector<SmallVector<SmallVector<SmallVector<Value>>>> win;
     SmallVector<SmallVector<SmallVector<Value>>> fin;
+    /// Every value, in one fixed order (what two stages carry).
+    void forEachValue(llvm::function_ref<void(Value &)> f) {
+      for (auto &u : w)
+        for (Raw &r : u) {
+          for (Value &v : r.words)
+            f(v);
+          if (r.narrow)
+            f(r.narrow);
+        }
+      for (auto &u : win)
+        for (auto &row : u)
+          for (auto &p : row)
+            for (Value &v : p)
+              f(v);
+      for (auto &u : fin)
+        for (auto &row : u)
+          for (Value &v : row)
+            f(v);
+    }
   };
   auto kOffset = [&](Value firstChunk, int64_t u) {
     return g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
@@ -216,37 +235,19 @@ void MmaEmitter::emitBody() {
     // with its sums). The loop carries the stream's values; `shapes` keeps
     // where each goes, by the group's step count.
     std::map<int64_t, Stream> shapes;
-    auto values = [](Stream &st, llvm::function_ref<void(Value &)> f) {
-      for (auto &u : st.w)
-        for (Raw &r : u) {
-          for (Value &v : r.words)
-            f(v);
-          if (r.narrow)
-            f(r.narrow);
-        }
-      for (auto &u : st.win)
-        for (auto &row : u)
-          for (auto &p : row)
-            for (Value &v : p)
-              f(v);
-      for (auto &u : st.fin)
-        for (auto &row : u)
-          for (Value &v : row)
-            f(v);
-    };
     acc = pipelinedLoop(
         cBegin, cEnd, inFlight, acc,
         [&](Value first, int64_t n) {
           Stream st = loadWeights(first, n);
           SmallVector<Value> flat;
-          values(st, [&](Value &v) { flat.push_back(v); });
+          st.forEachValue([&](Value &v) { flat.push_back(v); });
           shapes[n] = st;
           return flat;
         },
         [&](Value first, int64_t n, ArrayRef<Value> loaded, ValueRange iters) {
           Stream st = shapes.at(n);
           size_t next = 0;
-          values(st, [&](Value &v) { v = loaded[next++]; });
+          st.forEachValue([&](Value &v) { v = loaded[next++]; });
           return compute(st, loadActivations(first, n), n, iters);
         });
   }
