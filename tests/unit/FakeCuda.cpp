@@ -26,7 +26,8 @@
 //                  derived from their grid and block, over the first 64
 //                  bytes of every buffer they are given: two schedules of
 //                  one kernel with different launch geometry compute
-//                  different "outputs" (the tuner's output check)
+//                  different "outputs" (the tuner's output check); blocks
+//                  of 256 threads write 0xFF (NaN)
 //
 // The fake also checks what the real driver would reject or what would be
 // undefined there (parameters that are not device pointers, synchronous
@@ -108,7 +109,8 @@ CUresult fake::execute(const Launch &l) {
          {l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2]})
       h = (h ^ d) * 16777619u;
     // 0x38 to 0x3F: finite in every float type, bytes or pairs of them.
-    uint8_t v = uint8_t(0x38 + (h >> 29));
+    bool nan = l.block[0] * l.block[1] * l.block[2] == 256;
+    uint8_t v = nan ? 0xFF : uint8_t(0x38 + (h >> 29));
     for (CUdeviceptr a : l.args)
       std::memset(reinterpret_cast<void *>(a), v,
                   std::min<size_t>(64, remaining(a)));
