@@ -222,6 +222,11 @@ static HostTensor checkedElements(const HostTensor &t) {
 /// it ran (the search's start, the heuristic's, whose kernels the GPU matrix
 /// checks against the fp64 reference): a schedule whose kernel computes
 /// something else is an error (the search skips it), never a time.
+///
+/// The graphs of the start and of the search's best stay loaded (keepOnly):
+/// the final measurements of both reuse them instead of compiling, loading
+/// and filling them again, two of the six loads of a kernel tuned with
+/// four probes.
 class Prober {
 public:
   Prober(graph::FuncOp func, const CompileOptions &base, unsigned index,
@@ -230,6 +235,44 @@ public:
         log(log), lockPath(gpuLockPath(tuning.cacheDir)) {}
 
   llvm::Expected<double> measure(const ScheduleParams &s, unsigned replays) {
+    std::string key = s.str();
+    auto it = loaded.find(key);
+    if (it == loaded.end()) {
+      llvm::Expected<std::unique_ptr<Executor>> exec = load(s);
+      if (!exec)
+        return exec.takeError();
+      it = loaded.try_emplace(key, std::move(*exec)).first;
+      if (startKey.empty())
+        startKey = key;
+    }
+    GpuTurn turn(lockPath, log);
+    TimingOptions t;
+    t.kernel = index;
+    t.replays = replays;
+    t.callsPerGraph = 20;
+    t.warmup = 1;
+    llvm::Expected<Timing> timing = it->second->time(t);
+    if (!timing)
+      return timing.takeError();
+    return timing->medianMicros;
+  }
+
+  /// Unloads every graph but the start's and `best`'s.
+  void keepOnly(const ScheduleParams &best) {
+    std::string bestKey = best.str();
+    for (auto it = loaded.begin(); it != loaded.end();) {
+      auto next = std::next(it);
+      if (it->first() != startKey && it->first() != bestKey)
+        loaded.erase(it);
+      it = next;
+    }
+  }
+
+private:
+  /// Compiles and loads the graph under `s`, sets its inputs and checks its
+  /// outputs (checkOutputs). Where the device has no room for another
+  /// graph, the kept ones are unloaded and it tries once more.
+  llvm::Expected<std::unique_ptr<Executor>> load(const ScheduleParams &s) {
     CompileOptions o = base;
     o.schedules[index] = s;
     o.keepStages = false;
@@ -237,6 +280,11 @@ public:
     if (!c)
       return c.takeError();
     auto exec = Executor::create(device, c->manifest, c->ptx);
+    if (!exec && !loaded.empty()) {
+      llvm::consumeError(exec.takeError());
+      loaded.clear();
+      exec = Executor::create(device, c->manifest, c->ptx);
+    }
     if (!exec)
       return exec.takeError();
     const FunctionAttributes &attrs = (*exec)->kernelAttributes(index);
@@ -257,18 +305,9 @@ public:
         return std::move(e);
     if (llvm::Error e = checkOutputs(**exec, c->manifest, s))
       return std::move(e);
-    TimingOptions t;
-    t.kernel = index;
-    t.replays = replays;
-    t.callsPerGraph = 20;
-    t.warmup = 1;
-    llvm::Expected<Timing> timing = (*exec)->time(t);
-    if (!timing)
-      return timing.takeError();
-    return timing->medianMicros;
+    return std::move(*exec);
   }
 
-private:
   /// Runs the graph once on poisoned outputs; the first time keeps its
   /// outputs as the reference, then compares with it. Either side may be
   /// defaultCheckUlps from the truth, so a schedule may differ from the
@@ -325,6 +364,9 @@ private:
   llvm::raw_ostream &log;
   std::string lockPath;
   std::vector<HostTensor> inputs;
+  /// The loaded graphs, by schedule, and the start's schedule.
+  llvm::StringMap<std::unique_ptr<Executor>> loaded;
+  std::string startKey;
   /// The first schedule's outputs, and whether it split K.
   std::vector<RefTensor> reference;
   bool referenceSplit = false;
@@ -429,6 +471,7 @@ autotune(graph::FuncOp func, CompileOptions &options, LazyDevice &lazy,
                              p.bestMicros, p.best.str());
         }
         log.flush();
+        prober.keepOnly(p.best);
       };
       // The search leaves room for the two final measurements below, at
       // the pace of its slowest probe (M = 4096 on 128256 x 4096 took

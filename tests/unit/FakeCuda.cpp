@@ -29,6 +29,8 @@
 //                  different "outputs" (the tuner's output check); blocks
 //                  of 256 threads write 0xFF (NaN)
 //
+// FAKE_CUDA_REPORT=1 prints, at exit, how many modules the process loaded.
+//
 // The fake also checks what the real driver would reject or what would be
 // undefined there (parameters that are not device pointers, synchronous
 // calls during stream capture, frees of unknown pointers) and exports
@@ -69,6 +71,20 @@ std::string fake::mode() {
 }
 
 State fake::state;
+
+namespace {
+/// FAKE_CUDA_REPORT=1: at exit, what the process did to the driver, on
+/// stderr (for lit tests of the command-line tool, which cannot call the
+/// inspection functions).
+struct ExitReport {
+  ~ExitReport() {
+    const char *r = std::getenv("FAKE_CUDA_REPORT");
+    if (r && std::string(r) == "1")
+      std::fprintf(stderr, "fake cuda: %ld modules loaded\n",
+                   state.modulesLoaded);
+  }
+} exitReport;
+} // namespace
 
 /// The allocation holding [p, p + n), if any.
 bool fake::inAllocation(CUdeviceptr p, size_t n) {

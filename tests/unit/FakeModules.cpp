@@ -105,6 +105,7 @@ FAKE_API CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image,
            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, info.c_str());
   *mod = m;
   ++state.liveModules;
+  ++state.modulesLoaded;
   return CUDA_SUCCESS;
 }
 

@@ -46,8 +46,9 @@ struct State {
   int contextRefs = 0;
   long liveModules = 0, liveStreams = 0, liveEvents = 0, liveGraphs = 0,
        liveExecs = 0;
-  long executed = 0;    // kernels executed (launched or replayed)
-  long launchCalls = 0; // cuLaunchKernel calls, captured or not
+  long modulesLoaded = 0; // cuModuleLoadDataEx calls that loaded one
+  long executed = 0;      // kernels executed (launched or replayed)
+  long launchCalls = 0;   // cuLaunchKernel calls, captured or not
   /// cuLaunchKernelEx calls with programmatic stream serialization.
   long programmaticLaunches = 0;
   mtc::cu::CUresult sticky = mtc::cu::CUDA_SUCCESS;
