@@ -158,9 +158,11 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     most ``max_probes`` schedules per kernel); ``device`` names the GPU for
     the cache key of tuned artifacts. ``target`` is ``mtc compile
     --target``: the GPU the heuristic schedules are sized for (None: mtc's
-    default for ``arch``). ``progress`` receives one line per kernel while
+    default for ``arch``; with ``tune``, the GPU at hand). ``progress`` receives one line per kernel while
     mtc works (None: silent). ``jobs`` mtc processes share the graphs
-    (None: one per graph, at most the CPUs and 8)."""
+    (None: one per graph, at most the CPUs and 8); with ``tune`` first
+    ``jobs`` (None: the CPUs, at most 8) tune one graph at one bucket
+    each, side by side."""
     buckets = _check_buckets(buckets)
     if jobs is not None and (not isinstance(jobs, int) or
                              isinstance(jobs, bool) or jobs < 1):
@@ -174,6 +176,8 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     for name in graphs:
         if not _NAME.match(name):
             raise ValueError(f"graphs: '{name}' is not a graph name")
+    if tune and target is None:
+        target = "gpu"  # `mtc tune`'s default; compile's follows the arch
     binary = find_binary()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     root = root / "artifacts"
@@ -195,9 +199,29 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     count = jobs or min(os.cpu_count() or 1, 8)
     groups = [missing[i::count] for i in range(min(count, len(missing)))]
     report = _Progress(progress, len(missing) * len(buckets))
+    common = ["--arch", arch] + (["--target", target] if target else [])
+    probes = ["--max-probes", str(max_probes)] if max_probes else []
     with tempfile.TemporaryDirectory(prefix="mtc-compile-",
                                      dir=root) as tmp:
         tmp = Path(tmp)
+        if tune:
+            # Every (graph, bucket) is tuned by its own `mtc tune`, `count`
+            # at a time, into the tuning cache, which the compiles below
+            # then read: a graph's buckets tune side by side rather than in
+            # turn (the processes take turns at the GPU only to time).
+            tasks = [(n, b) for n in missing for b in buckets]
+
+            def tune_one(i):
+                name, bucket = tasks[i]
+                job = tmp / f"tune{i}"
+                job.mkdir()
+                source = job / "graph.graph"
+                source.write_text(graphs[name])
+                _run([binary, "tune", str(source), "--verbose",
+                      "--bind", f"{symbol}={bucket}"] + common + probes,
+                     report, job / "stdout")
+
+            _each(tune_one, len(tasks), count)
 
         def run_group(i):
             job = tmp / f"job{i}"
@@ -205,20 +229,15 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
             source = job / "graphs.graph"
             source.write_text("\n".join(graphs[n] for n in groups[i]))
             cmd = [binary, "compile", str(source), "-o", str(job / "out"),
-                   "--arch", arch,
-                   "--bind", f"{symbol}=" + ",".join(map(str, buckets))]
-            if target is not None:
-                cmd += ["--target", target]
+                   "--bind", f"{symbol}=" + ",".join(map(str, buckets))
+                   ] + common
             if tune:
-                cmd += ["--tune", "--verbose"]
-                if max_probes is not None:
-                    cmd += ["--max-probes", str(max_probes)]
-            _run(cmd, report, job / "stdout")
+                cmd += ["--tune", "--verbose"] + probes
+            # After the tuning, only a kernel the cache missed says so.
+            _run(cmd, report, job / "stdout",
+                 relay=(": tuning from ",) if tune else _RELAYED)
 
-        with ThreadPoolExecutor(len(groups)) as pool:
-            done = [pool.submit(run_group, i) for i in range(len(groups))]
-        for f in done:
-            f.result()  # the first failure, once every process has ended
+        _each(run_group, len(groups), len(groups))
         for i, group in enumerate(groups):
             for n in group:
                 entry = tmp / f"entry-{n}"
@@ -254,8 +273,22 @@ class _Progress:
                               f"{line}")
 
 
-def _run(cmd, report, stdout_path):
-    """Runs mtc, relaying its per-kernel tuning lines to ``report``."""
+def _each(fn, n, workers):
+    """fn(0), ..., fn(n - 1) on ``workers`` threads; raises the first
+    failure once every call has ended."""
+    with ThreadPoolExecutor(max(1, min(workers, n))) as pool:
+        done = [pool.submit(fn, i) for i in range(n)]
+    for f in done:
+        f.result()
+
+
+#: mtc's per-kernel lines that _run relays as progress.
+_RELAYED = (": tuning from ", ": cached ")
+
+
+def _run(cmd, report, stdout_path, relay=_RELAYED):
+    """Runs mtc, relaying its per-kernel lines that contain one of
+    ``relay`` to ``report``."""
     try:
         with open(stdout_path, "w") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE,
@@ -264,9 +297,10 @@ def _run(cmd, report, stdout_path):
         raise MtcError(f"cannot run {cmd[0]}: {e}") from None
     errors = []
     for line in proc.stderr:
-        if line.startswith("mtc: ") and (": tuning from " in line or
-                                         ": cached " in line):
+        if line.startswith("mtc: ") and any(r in line for r in relay):
             report(line[5:].rstrip())
+        elif line.startswith("mtc: ") and any(r in line for r in _RELAYED):
+            pass
         elif " probe " not in line and "waiting for the GPU" not in line:
             errors.append(line)
     rc = proc.wait()

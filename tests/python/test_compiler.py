@@ -206,9 +206,11 @@ def test_missing_binary_says_where_it_looked(monkeypatch, tmp_path):
 
 
 def test_parallel_tuning_on_the_fake_driver(cache_dir, fake_cuda):
-    """jobs mtc processes tune side by side (taking turns at the GPU): every
-    kernel of every graph is reported once, every artifact is filed, and the
-    processes shared one GPU lock file in the tuning cache."""
+    """jobs mtc processes tune side by side (taking turns at the GPU), one
+    graph at one bucket each: every kernel of every graph is tuned and
+    reported once (the compiles after the tuning find every kernel in the
+    tuning cache, or they would tune it again), every artifact is filed,
+    and the processes shared one GPU lock file in the tuning cache."""
     graphs = {f"g{i}": mtc.linear_graph(f"g{i}", 64 * (i + 1), 32)
               for i in range(3)}
     lines = []
