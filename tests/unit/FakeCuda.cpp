@@ -5,7 +5,8 @@
 // runtime without a GPU. "Device memory" is host memory; kernels do nothing
 // except those named *copy, which copy parameter 0 into parameter 1 (up to
 // the end of either's allocation). Each
-// executed kernel takes one simulated microsecond between events. Graph
+// executed kernel takes one simulated microsecond between events (but see
+// warps_time). Graph
 // capture records launches, graph replay executes them.
 //
 // FAKE_CUDA_MODE steers failures (read on every call):
@@ -28,7 +29,9 @@
 //                  one kernel with different launch geometry compute
 //                  different "outputs" (the tuner's output check); blocks
 //                  of 256 threads write 0xFF (NaN)
-//
+//   warps_time     a kernel takes as many simulated microseconds as its
+//                  blocks have warps (1 otherwise): the tuner's best is not
+//                  its start
 // FAKE_CUDA_REPORT=1 prints, at exit, how many modules the process loaded.
 //
 // The fake also checks what the real driver would reject or what would be
@@ -110,6 +113,9 @@ size_t remaining(CUdeviceptr p) {
 
 CUresult fake::execute(const Launch &l) {
   ++state.executed;
+  state.clock += mode() == "warps_time"
+                     ? std::max(1u, l.block[0] * l.block[1] * l.block[2] / 32)
+                     : 1;
   state.last = l;
   if (!l.args.empty())
     state.firstArgs.insert(l.args[0]);

@@ -48,7 +48,9 @@ struct State {
        liveExecs = 0;
   long modulesLoaded = 0; // cuModuleLoadDataEx calls that loaded one
   long executed = 0;      // kernels executed (launched or replayed)
-  long launchCalls = 0;   // cuLaunchKernel calls, captured or not
+  /// Simulated microseconds: 1 a kernel, or (warps_time) its warps a block.
+  long clock = 0;
+  long launchCalls = 0; // cuLaunchKernel calls, captured or not
   /// cuLaunchKernelEx calls with programmatic stream serialization.
   long programmaticLaunches = 0;
   mtc::cu::CUresult sticky = mtc::cu::CUDA_SUCCESS;
@@ -101,7 +103,7 @@ struct CUstream_st {
   CUgraph_st *graph = nullptr;
 };
 struct CUevent_st {
-  long executedAt = 0;
+  long clockAt = 0; // state.clock when recorded
   bool recorded = false;
 };
 struct __attribute__((visibility("hidden"))) CUgraph_st {

@@ -1,6 +1,6 @@
 //===- FakeStreams.cpp - Streams, events and graphs of the fake libcuda ---===//
 //
-// Streams, events (one simulated microsecond per kernel executed between
+// Streams, events (the simulated microseconds of the kernels executed between
 // two), stream capture, which records launches into a graph, and graph
 // instantiation and replay, which executes them. Synchronous calls during a
 // capture fail and invalidate it, as in the real driver.
@@ -79,7 +79,7 @@ FAKE_API CUresult cuEventRecord(CUevent e, CUstream s) {
     return CUDA_ERROR_INVALID_HANDLE;
   if (s->capturing)
     return captureViolation();
-  e->executedAt = state.executed;
+  e->clockAt = state.clock;
   e->recorded = true;
   return state.sticky;
 }
@@ -98,11 +98,11 @@ FAKE_API CUresult cuEventDestroy_v2(CUevent e) {
   return CUDA_SUCCESS;
 }
 
-/// One simulated microsecond per kernel executed between the events.
+/// The simulated microseconds of the kernels executed between the events.
 FAKE_API CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) {
   if (!start || !end || !start->recorded || !end->recorded)
     return CUDA_ERROR_INVALID_HANDLE;
-  *ms = float(end->executedAt - start->executedAt) * 0.001f;
+  *ms = float(end->clockAt - start->clockAt) * 0.001f;
   return CUDA_SUCCESS;
 }
 
