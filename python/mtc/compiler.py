@@ -158,11 +158,11 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     most ``max_probes`` schedules per kernel); ``device`` names the GPU for
     the cache key of tuned artifacts. ``target`` is ``mtc compile
     --target``: the GPU the heuristic schedules are sized for (None: mtc's
-    default for ``arch``; with ``tune``, the GPU at hand). ``progress`` receives one line per kernel while
-    mtc works (None: silent). ``jobs`` mtc processes share the graphs
-    (None: one per graph, at most the CPUs and 8); with ``tune`` first
-    ``jobs`` (None: the CPUs, at most 8) tune one graph at one bucket
-    each, side by side."""
+    default for ``arch``; with ``tune``, the GPU at hand). ``progress``
+    receives one line per kernel while mtc works (None: silent). ``jobs``
+    mtc processes share the graphs (None: one per graph, at most the CPUs
+    and 8); with ``tune``, ``jobs`` processes (None: the CPUs, at most 8)
+    first tune one graph at one bucket each, side by side."""
     buckets = _check_buckets(buckets)
     if jobs is not None and (not isinstance(jobs, int) or
                              isinstance(jobs, bool) or jobs < 1):
@@ -297,10 +297,9 @@ def _run(cmd, report, stdout_path, relay=_RELAYED):
         raise MtcError(f"cannot run {cmd[0]}: {e}") from None
     errors = []
     for line in proc.stderr:
-        if line.startswith("mtc: ") and any(r in line for r in relay):
-            report(line[5:].rstrip())
-        elif line.startswith("mtc: ") and any(r in line for r in _RELAYED):
-            pass
+        if line.startswith("mtc: ") and any(r in line for r in _RELAYED):
+            if any(r in line for r in relay):
+                report(line[5:].rstrip())
         elif " probe " not in line and "waiting for the GPU" not in line:
             errors.append(line)
     rc = proc.wait()
