@@ -74,7 +74,8 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
 
 int compileMain() {
   Input in;
-  if (std::optional<int> rc = in.resolveTarget(/*onGpu=*/false))
+  // compile --tune runs on the GPU: like tune, it sizes for that GPU.
+  if (std::optional<int> rc = in.resolveTarget(/*onGpu=*/tuneFlag))
     return *rc;
   static const char *stages[] = {"graph", "kernel", "nvvm",    "llvm-dialect",
                                  "llvm",  "ptx",    "manifest"};

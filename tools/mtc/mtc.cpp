@@ -56,17 +56,17 @@ cl::opt<std::string>
     arch("arch",
          cl::desc("GPU architecture: sm_80, sm_89, sm_90, sm_90a (Hopper with "
                   "wgmma and TMA). Default: compile, the --target's, else "
-                  "sm_90; run, bench and tune, the GPU's (sm_90a on compute "
-                  "capability 9.0)"),
+                  "sm_90; run, bench, tune and compile --tune, the GPU's "
+                  "(sm_90a on compute capability 9.0)"),
          cl::value_desc("sm_XX"), cl::sub(compileCmd), cl::sub(runCmd),
          cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::opt<std::string> targetSpec(
     "target",
     cl::desc("The GPU the heuristic schedules are sized for (multiprocessors, "
              "L2, shared memory, bandwidth): a100, h100, h200, l40s, rtx4090; "
-             "gpu (the one at hand, the default of run, bench and tune); or "
-             "sms=N,l2=BYTES,smem=BYTES[,bw=GB/s]. compile's default follows "
-             "--arch"),
+             "gpu (the one at hand, the default of run, bench, tune and "
+             "compile --tune); or sms=N,l2=BYTES,smem=BYTES[,bw=GB/s]. "
+             "compile's default follows --arch"),
     cl::value_desc("name"), cl::sub(compileCmd), cl::sub(runCmd),
     cl::sub(benchCmd), cl::sub(tuneCmd));
 cl::list<std::string> graphNames("graph",
