@@ -158,7 +158,7 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     most ``max_probes`` schedules per kernel); ``device`` names the GPU for
     the cache key of tuned artifacts. ``target`` is ``mtc compile
     --target``: the GPU the heuristic schedules are sized for (None: mtc's
-    default for ``arch``; with ``tune``, the GPU at hand). ``progress``
+    default: for ``arch``, or with ``tune`` the GPU at hand). ``progress``
     receives one line per kernel while mtc works (None: silent). ``jobs``
     mtc processes share the graphs (None: one per graph, at most the CPUs
     and 8); with ``tune``, ``jobs`` processes (None: the CPUs, at most 8)
@@ -176,8 +176,6 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     for name in graphs:
         if not _NAME.match(name):
             raise ValueError(f"graphs: '{name}' is not a graph name")
-    if tune and target is None:
-        target = "gpu"  # `mtc tune`'s default; compile's follows the arch
     binary = find_binary()
     root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     root = root / "artifacts"

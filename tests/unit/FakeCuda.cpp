@@ -4,10 +4,9 @@
 // signatures, so RuntimeTest can point MTC_CUDA_LIBRARY here and run the
 // runtime without a GPU. "Device memory" is host memory; kernels do nothing
 // except those named *copy, which copy parameter 0 into parameter 1 (up to
-// the end of either's allocation). Each
-// executed kernel takes one simulated microsecond between events (but see
-// warps_time). Graph
-// capture records launches, graph replay executes them.
+// the end of either's allocation). Each executed kernel takes one simulated
+// microsecond between events (but see warps_time). Graph capture records
+// launches, graph replay executes them.
 //
 // FAKE_CUDA_MODE steers failures (read on every call):
 //   ok (default)   everything works
@@ -39,8 +38,9 @@
 // calls during stream capture, frees of unknown pointers) and exports
 // fakeCuda* functions that let the tests inspect what happened.
 //
-// This file holds the driver's state, the inspection functions, devices,
-// contexts, memory and launches; FakeModules.cpp loads modules,
+// This file holds the driver's state, devices, contexts, memory and
+// launches; FakeInspect.cpp the functions that tell the tests what
+// happened, FakeModules.cpp loads modules,
 // FakeStreams.cpp runs streams, events, capture and graphs, FakeErrors.cpp
 // names errors and FakeTensorMap.cpp encodes tensor maps (FakeState.h holds
 // what they share).
@@ -78,7 +78,7 @@ State fake::state;
 namespace {
 /// FAKE_CUDA_REPORT=1: at exit, what the process did to the driver, on
 /// stderr (for lit tests of the command-line tool, which cannot call the
-/// inspection functions).
+/// inspection functions). Defined after `state`, so destroyed before it.
 struct ExitReport {
   ~ExitReport() {
     const char *r = std::getenv("FAKE_CUDA_REPORT");
@@ -151,44 +151,6 @@ CUresult fake::execute(const Launch &l) {
                  reinterpret_cast<const void *>(l.args[0]), n);
   }
   return CUDA_SUCCESS;
-}
-
-//===----------------------------------------------------------------------===//
-// Inspection
-//===----------------------------------------------------------------------===//
-
-FAKE_API long fakeCudaExecutedKernels() { return state.executed; }
-FAKE_API long fakeCudaLaunchCalls() { return state.launchCalls; }
-FAKE_API long fakeCudaProgrammaticLaunches() {
-  return state.programmaticLaunches;
-}
-FAKE_API void fakeCudaLastLaunch(unsigned *grid, unsigned *block,
-                                 unsigned *shared) {
-  for (int i = 0; i < 3; ++i) {
-    grid[i] = state.last.grid[i];
-    block[i] = state.last.block[i];
-  }
-  *shared = state.last.shared;
-}
-FAKE_API long fakeCudaDistinctFirstArgs() {
-  return long(state.firstArgs.size());
-}
-FAKE_API long fakeCudaCopyMismatches() { return state.copyMismatches; }
-FAKE_API void fakeCudaResetStats() {
-  state.copySources.clear();
-  state.copyMismatches = 0;
-  state.executed = 0;
-  state.launchCalls = 0;
-  state.programmaticLaunches = 0;
-  state.firstArgs.clear();
-  state.last = Launch();
-}
-/// Allocations, modules, streams, events, graphs and context references
-/// still alive.
-FAKE_API long fakeCudaLiveObjects() {
-  return long(state.allocations.size()) + state.liveModules +
-         state.liveStreams + state.liveEvents + state.liveGraphs +
-         state.liveExecs + state.contextRefs;
 }
 
 //===----------------------------------------------------------------------===//
