@@ -5,6 +5,13 @@
 # shape_arg, suffix, need_mtc, usage) and settings (MTC, OUT, CHECK, ROOT,
 # NCU_SECTIONS) they use.
 
+# strip_comment TEXT: TEXT without a trailing `# comment` and the blanks
+# before it.
+strip_comment() {
+  local s=${1%%#*}
+  printf '%s' "${s%"${s##*[![:space:]]}"}"
+}
+
 # check_points FILE: every line is "M NxK SCHEDULE", a comment or blank.
 check_points() {
   local n=0 m shape s
@@ -12,6 +19,7 @@ check_points() {
   while read -r m shape s; do
     n=$((n + 1))
     case $m in '' | \#*) continue ;; esac
+    s=$(strip_comment "$s")
     [[ $m =~ ^[1-9][0-9]*$ && $shape =~ ^[1-9][0-9]*x[1-9][0-9]*$ && -n $s ]] ||
       die "points: $1:$n: expected 'M NxK SCHEDULE' or 'M NxK heuristic'"
   done < "$1"
@@ -45,6 +53,7 @@ cmd_points() {
     if [ "$f" = - ]; then cat; else cat "$f"; fi
   done | while read -r m shape s; do
     case $m in '' | \#*) continue ;; esac
+    s=$(strip_comment "$s")
     args=()
     [ "$s" = heuristic ] || args=(--schedule "0=$s")
     if [ -n "$arch" ]; then args+=(--arch "$arch")

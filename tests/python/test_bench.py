@@ -67,8 +67,8 @@ def test_device_sh_passes_arch_to_mtc(tmp_path):
     mtc.write_text(FAKE_MTC)
     mtc.chmod(0o755)
     points = tmp_path / "points.in"
-    points.write_text("64 8192x8192 heuristic\n"
-                      "64 8192x8192 wgmma w8 r1 mt64 st8\n")
+    points.write_text("64 8192x8192 heuristic  # a trailing comment\n"
+                      "64 8192x8192 wgmma w8 r1 mt64 st8  # another\n")
     p = run(["bench/device.sh", "--out", str(tmp_path / "out"), "--mtc",
              str(mtc), "points", "--arch", "sm_90a", str(points), "bench",
              "--ms", "64", "--shape", "8192x8192", "--arch", "sm_90a",
@@ -79,6 +79,9 @@ def test_device_sh_passes_arch_to_mtc(tmp_path):
     # points (both lines), bench, tune: all with --arch sm_90a
     assert all("--arch sm_90a" in c for c in calls[:4]), calls
     assert calls[3].startswith("tune "), calls
+    # a trailing comment is not part of the schedule
+    assert "--schedule" not in calls[0], calls
+    assert "--schedule 0=wgmma w8 r1 mt64 st8 " in calls[1] + " ", calls
     # points without --arch: mtc's default for the heuristic line, sm_90a
     # for the wgmma schedule
     assert "--arch" not in calls[4], calls
