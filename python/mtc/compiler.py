@@ -159,10 +159,11 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
     the cache key of tuned artifacts. ``target`` is ``mtc compile
     --target``: the GPU the heuristic schedules are sized for (None: mtc's
     default: for ``arch``, or with ``tune`` the GPU at hand). ``progress``
-    receives one line per kernel while mtc works (None: silent). ``jobs``
-    mtc processes share the graphs (None: one per graph, at most the CPUs
-    and 8); with ``tune``, ``jobs`` processes (None: the CPUs, at most 8)
-    first tune one graph at one bucket each, side by side."""
+    receives one line per kernel while mtc works, numbered by its (graph,
+    bucket) pair (None: silent). ``jobs`` mtc processes share the graphs
+    (None: one per graph, at most the CPUs and 8); with ``tune``, ``jobs``
+    processes (None: the CPUs, at most 8) first tune one graph at one
+    bucket each, side by side."""
     buckets = _check_buckets(buckets)
     if jobs is not None and (not isinstance(jobs, int) or
                              isinstance(jobs, bool) or jobs < 1):
@@ -217,7 +218,7 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
                 source.write_text(graphs[name])
                 _run([binary, "tune", str(source), "--verbose",
                       "--bind", f"{symbol}={bucket}"] + common + probes,
-                     report, job / "stdout")
+                     lambda line: report(line, pair=i), job / "stdout")
 
             _each(tune_one, len(tasks), count)
 
@@ -254,19 +255,25 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
 
 
 class _Progress:
-    """Counts the kernels that the mtc processes of one compile_graphs call
-    report, and relays each line to ``progress``."""
+    """Numbers the (graph, bucket) pairs that the mtc processes of one
+    compile_graphs call report on, and relays each line to ``progress``.
+    A pair's kernels (a fused graph has several) share its number."""
 
-    def __init__(self, progress, kernels):
-        self.progress, self.kernels = progress, kernels
+    def __init__(self, progress, pairs):
+        self.progress, self.pairs = progress, pairs
         self.done, self.start = 0, time.monotonic()
+        self.numbers = {}
         self.lock = threading.Lock()
 
-    def __call__(self, line):
+    def __call__(self, line, pair=None):
         with self.lock:
-            self.done += 1
+            if pair is None or pair not in self.numbers:
+                self.done = min(self.done + 1, self.pairs)
+                if pair is not None:
+                    self.numbers[pair] = self.done
+            number = self.done if pair is None else self.numbers[pair]
             if self.progress:
-                self.progress(f"[{self.done}/{self.kernels}, "
+                self.progress(f"[{number}/{self.pairs}, "
                               f"{time.monotonic() - self.start:.0f} s] "
                               f"{line}")
 

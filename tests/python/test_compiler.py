@@ -8,6 +8,7 @@ import pytest
 
 import mtc
 from mtc import compiler
+from mtc._fused import ffn_graph
 
 
 def test_linear_graph_text():
@@ -223,3 +224,18 @@ def test_parallel_tuning_on_the_fake_driver(cache_dir, fake_cuda):
     assert [int(line.split("/")[0].strip("[")) for line in kernels] == \
         list(range(1, 7))
     assert len(list(cache_dir.glob("gpu-*.lock"))) == 1
+
+
+def test_tuning_progress_numbers_pairs(cache_dir, fake_cuda):
+    """A fused graph tunes several kernels at each bucket: they share their
+    (graph, bucket) pair's number, which never passes the total."""
+    graphs = {"ffn": ffn_graph("ffn", 64, 128, "bf16", 1e-5),
+              "lin": mtc.linear_graph("lin", 64, 32)}
+    lines = []
+    mtc.compile_graphs(graphs, [1, 2], tune=True, max_probes=1,
+                       device="fake", jobs=2, progress=lines.append)
+    kernels = [line for line in lines if ": tuning from " in line]
+    numbers = [int(line.split("/")[0].strip("[")) for line in kernels]
+    assert len(kernels) > 4, lines
+    assert all(line.split(",")[0].endswith("/4") for line in kernels), lines
+    assert sorted(set(numbers)) == [1, 2, 3, 4], lines
