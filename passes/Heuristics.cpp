@@ -151,6 +151,27 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     while (s.kwarps < 4 && keepsSteps(s.kwarps))
       s.kwarps *= 2;
   s.warps = std::max<int64_t>(4, s.kwarps);
+  // Every block reads the stream's activations again: per k, M of them
+  // against its tiles' 16 weights. Where those activations outweigh one
+  // tile's weights (int4 at M = 5 to 8: 16 bytes against 8), a block
+  // takes two tiles, four warps on K each, and each warp loads its next
+  // step's weights while it sums the current ones (two stages), in steps
+  // of half a load (64 k's with two stages spilled). int4 at M = 8 on an
+  // H100, the old start against this: 8192 x 8192 25.7 us / 19.3, 14336 x
+  // 4096 31.5 / 17.9, 28672 x 4096 47.4 / 32.1, 4096 x 14336 21.3 / 20.3,
+  // 6144 x 4096 10.5 / 9.8, 4096 x 4096 8.4 / 7.5. At M = 4 (equal bytes)
+  // it won 1.09x and 1.13x on two shapes and lost up to 1.23x on two
+  // (bench/results/2026-12-06-h100, c2 and c3).
+  int64_t halfLoad = streamVec / 2;
+  if (stream && c.weights == 1 && !c.factoredB &&
+      tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
+      c.k % (4 * halfLoad * 4) == 0) {
+    s.vec = halfLoad;
+    s.unroll = 2;
+    s.kwarps = 4;
+    s.warps = 2 * s.kwarps;
+    s.stages = 2;
+  }
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
