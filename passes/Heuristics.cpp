@@ -160,8 +160,10 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // H100, the old start against this: 8192 x 8192 25.7 us / 19.3, 14336 x
   // 4096 31.5 / 17.9, 28672 x 4096 47.4 / 32.1, 4096 x 14336 21.3 / 20.3,
   // 6144 x 4096 10.5 / 9.8, 4096 x 4096 8.4 / 7.5. At M = 4 (equal bytes)
-  // it won 1.09x and 1.13x on two shapes and lost up to 1.23x on two
-  // (bench/results/2026-12-06-h100, c2 and c3).
+  // it won 1.09x and 1.13x on two shapes and lost up to 1.23x on two; at
+  // M = 16 (16-k steps, no stream) two tiles lost too, 8192 x 8192 25.3 us
+  // against 22.2 (bench/results/2026-12-06-h100, c2 and c3). Siblings and
+  // the f32 form keep theirs: neither was measured so.
   int64_t halfLoad = streamVec / 2;
   if (stream && c.weights == 1 && !c.factoredB &&
       tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
