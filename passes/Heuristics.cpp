@@ -164,14 +164,14 @@ defaultMmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   // M = 16 (16-k steps, no stream) two tiles lost too, 8192 x 8192 25.3 us
   // against 22.2 (bench/results/2026-12-06-h100, c2 and c3). Siblings and
   // the f32 form keep theirs: neither was measured so.
-  int64_t halfLoad = streamVec / 2;
+  int64_t halfLoad = streamVec / 2, tileKWarps = 4;
   if (stream && c.weights == 1 && !c.factoredB &&
       tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
-      c.k % (4 * halfLoad * 4) == 0) {
+      c.k % (4 * halfLoad * tileKWarps) == 0) {
     s.vec = halfLoad;
     s.unroll = 2;
-    s.kwarps = 4;
-    s.warps = 2 * s.kwarps;
+    s.kwarps = tileKWarps;
+    s.warps = 2 * tileKWarps;
     s.stages = 2;
   }
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {

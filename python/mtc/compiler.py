@@ -257,21 +257,20 @@ def compile_graphs(graphs: Mapping[str, str], buckets: Sequence[int], *,
 class _Progress:
     """Numbers the (graph, bucket) pairs that the mtc processes of one
     compile_graphs call report on, and relays each line to ``progress``.
-    A pair's kernels (a fused graph has several) share its number."""
+    A pair's kernels (a fused graph has several) share its number; a line
+    of no pair (a compile after the tuning) takes the last number."""
 
     def __init__(self, progress, pairs):
         self.progress, self.pairs = progress, pairs
-        self.done, self.start = 0, time.monotonic()
+        self.start = time.monotonic()
         self.numbers = {}
         self.lock = threading.Lock()
 
     def __call__(self, line, pair=None):
         with self.lock:
-            if pair is None or pair not in self.numbers:
-                self.done = min(self.done + 1, self.pairs)
-                if pair is not None:
-                    self.numbers[pair] = self.done
-            number = self.done if pair is None else self.numbers[pair]
+            if pair is not None:
+                self.numbers.setdefault(pair, len(self.numbers) + 1)
+            number = self.numbers.get(pair, len(self.numbers))
             if self.progress:
                 self.progress(f"[{number}/{self.pairs}, "
                               f"{time.monotonic() - self.start:.0f} s] "
