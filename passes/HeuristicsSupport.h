@@ -1,8 +1,8 @@
 //===- HeuristicsSupport.h - What the start schedules share -----*- C++ -*-===//
 //
-// The helpers of the heuristic starts (Heuristics.cpp, HeuristicsWgmma.cpp):
-// how many blocks fill the machine, whether a schedule is legal on a
-// target, and backing off until it is. Private to passes/.
+// The helpers of the heuristic starts (Heuristics.cpp, HeuristicsMma.cpp,
+// HeuristicsWgmma.cpp): how many blocks fill the machine, whether a schedule
+// is legal on a target, and backing off until it is. Private to passes/.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MTC_PASSES_HEURISTICSSUPPORT_H
@@ -46,6 +46,10 @@ shrinkUntilLegal(const kernel::ContractShape &c, kernel::ScheduleParams &s,
   }
   return legalOn(c, s, t);
 }
+
+/// The heuristic mma start (HeuristicsMma.cpp).
+std::optional<kernel::ScheduleParams>
+defaultMmaSchedule(const kernel::ContractShape &c, const ScheduleTarget &t);
 
 /// The heuristic wgmma start (sm_90a; HeuristicsWgmma.cpp).
 std::optional<kernel::ScheduleParams>

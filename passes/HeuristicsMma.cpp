@@ -1,0 +1,180 @@
+//===- HeuristicsMma.cpp - The mma kind's start schedule ------------------===//
+//
+// The heuristic start of the mma kind (tensor cores fed from registers, up
+// to M = 32): a weight stream to M = 8, one 16-row tile a block above; the
+// other kinds' are in Heuristics.cpp and HeuristicsWgmma.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Kernel/KernelOps.h"
+#include "passes/HeuristicsSupport.h"
+
+using namespace mlir;
+using namespace mtc;
+using namespace mtc::kernel;
+
+/// Bytes of weight loads in flight per multiprocessor that keep memory busy:
+/// Little's law gives the bandwidth per multiprocessor times the loaded
+/// latency (about 0.875 us), doubled for warps between rounds: 64 KiB on an
+/// H200 (4916 GB/s over 132 multiprocessors), 43 KiB on an H100, 10 KiB on
+/// an L40S. The mma rule below spreads K over warps until the machine has
+/// this much in flight (bench/results/2026-12-04-rules). An unknown
+/// bandwidth is taken as an H200's per multiprocessor.
+static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
+  constexpr double kLoadedLatencySeconds = 0.875e-6;
+  const ScheduleTarget &known = t.memBandwidth > 0 ? t : ScheduleTarget();
+  double perSM = double(known.memBandwidth) / double(known.numSMs);
+  return int64_t(2 * kLoadedLatencySeconds * perSM);
+}
+
+/// Warps of an mma stream resident on one multiprocessor: its 54 to 64
+/// registers a thread against the 64 Ki registers of every sm_80 to sm_90
+/// multiprocessor.
+static constexpr int64_t kStreamWarpsPerSM = 32;
+/// The weight bytes a lane of an mma kernel over several weights (siblings)
+/// keeps in flight, at most: int8's stream (four steps of 32 bytes).
+static constexpr int64_t kSiblingLaneBytes = 4 * 32;
+
+/// The heuristic tensor-core start: one 16-row weight tile per warp, all of
+/// M (up to 32 rows) in one block so every weight byte is read once, and
+/// warps splitting K until loadBytesInFlightPerSM are in flight. A lane's
+/// steps in flight hold its bytes: with a single 8-row tile of M (M <= 8)
+/// the kernel is a weight stream of 32-byte loads (32 k's of int8, 64 of
+/// int4), several steps in flight and every warp of a block on the same
+/// weight rows. int4 streams at M = 1 took 1.02x to 1.07x less time with
+/// 64 k's and two steps than with 32 k's and four, on six shapes from
+/// 4096 x 4096 to 28672 x 4096, and the most warps on K won or tied on all
+/// six; at M = 16 one 16-row tile per block, 8 warps on K, was 1.02x to
+/// 1.13x faster than two tiles of 8 warps, or four warps on K, on four
+/// (bench/results/2026-12-04-rules). The int8 stream's 32 k's and four
+/// steps came from the suite's seven shapes at M = 2 (1.1x to 1.6x faster
+/// than 16 k's and two steps; `git show
+/// a15d773:bench/results/2026-11-29-rerun/heuristic_points.txt`).
+std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
+                                                      const ScheduleTarget &t) {
+  ScheduleParams s;
+  s.kind = ScheduleKind::mma;
+  s.rows = 1;
+  s.mtile = std::min<int64_t>(llvm::alignTo(c.m, 8), 32);
+  bool stream = s.mtile == kMmaColsPerTile;
+  int64_t bits = dtypeBits(c.b);
+  // A stream takes 32-byte loads, or the widest narrower load whose steps
+  // (4 lanes' k's) divide K, with the steps in flight scaled up to hold the
+  // same bytes, up to the four that int8's stream takes: int4's 64 k's and
+  // two steps, or 32 and four where K is not a multiple of 256 (21632 x
+  // 19072: 98.8 us against 113.7 for 16 k's and two steps).
+  int64_t streamVec = 32 * 8 / bits; // a 32-byte load
+  s.vec = 16;
+  s.unroll = stream ? (bits < 8 ? 2 : 4) : 2;
+  // An f32 dequantization applies a group's scale to a step's sums: its
+  // steps stay inside a group (checkMmaSchedule).
+  auto inGroup = [&](int64_t v) {
+    return !c.factoredB || c.group % (4 * v) == 0;
+  };
+  if (stream)
+    for (int64_t v = std::min<int64_t>(streamVec, 64); v >= 16; v /= 2)
+      if (c.k % (4 * v) == 0 && inGroup(v)) {
+        s.vec = v;
+        s.unroll = std::min<int64_t>(4, s.unroll * streamVec / v);
+        break;
+      }
+  // An activation prologue computes every activation of a step in scalar
+  // registers: with 16 rows and two steps in flight, int4's conversion
+  // beside it spills (1024 x 2816, M = 16: 28 bytes).
+  if (c.aPrologue && s.mtile > kMmaColsPerTile)
+    s.unroll = 1;
+  // Siblings load a tile of each weight a step: a lane keeps at most the
+  // bytes in flight of int8's stream (four steps of 32 bytes) over all the
+  // weights, and a block may take 128 registers a thread. Left to itself
+  // ptxas kept 4-warp blocks at 72 registers and spilled (int8 gate and up
+  // of Llama-3-8B at M = 8); at 128 registers with all four of int8's
+  // steps of each weight, it spilled on K = 1024 (M = 3 to 8). The cost
+  // there: gate and up at M = 8 took 32.4 us with two steps of each, 31.4
+  // with four (bench/results/2026-12-04-siblings, c4). int4's stream, two
+  // steps of 32 bytes, keeps both of each weight: int4 gate and up of
+  // Llama-3-8B at M = 1 took 22.9 us so, 26.1 with one step of each
+  // (bench/results/2026-12-04-int4-siblings). Those bytes hold twice the
+  // k's of int8's, and their conversion the registers: at 128 ptxas
+  // spilled 24 to 68 bytes (K = 1024 to 8192, M = 1 to 8), at 168 none.
+  if (c.weights > 1) {
+    int64_t stepBytes = c.weightBytes(s.vec);
+    s.unroll = std::max<int64_t>(
+        1, std::min(s.unroll, kSiblingLaneBytes / (stepBytes * c.weights)));
+    s.regs = s.unroll * s.vec * c.weights > 128 ? 168 : 128;
+  }
+  s.splitk = 1;
+  int64_t tiles =
+      llvm::divideCeil(c.n, kMmaRowsPerTile) * llvm::divideCeil(c.m, s.mtile);
+  // K steps. More warps split them while each keeps `unroll` steps, or,
+  // where the warps' steps take more than one round of `unroll` in flight
+  // (a warp with more waits a second memory latency), while each keeps one
+  // and the grid still fits in one wave (a second wave of a few blocks
+  // costs more than the shorter warps save). int4 at M = 1 and K = 3072
+  // (12 steps of 64 k's, two in flight), 8 warps of 1.5 steps against 4
+  // of 3: 3072 rows 5.0 us against 5.7, 8192 x 3584 8.0 against 8.3; 9216
+  // rows, whose 576 blocks of 8 warps take two waves, 9.7 against 8.0
+  // (bench/results/2026-12-06-probe).
+  int64_t chunks = c.k / (4 * s.vec);
+  // A warp's loads in flight: 32 lanes, `unroll` steps of `vec` k's, of
+  // each weight.
+  int64_t warpBytes = 32 * s.unroll * c.weightBytes(s.vec) * c.weights;
+  auto oneWave = [&](int64_t kwarps) {
+    return tiles * std::max<int64_t>(4, kwarps) <= kStreamWarpsPerSM * t.numSMs;
+  };
+  // Twice `kw` warps would each still keep `unroll` steps.
+  auto keepsSteps = [&](int64_t kw) { return chunks / (2 * kw) >= s.unroll; };
+  auto moreWarps = [&](int64_t kw) {
+    return keepsSteps(kw) ||
+           (chunks > kw * s.unroll && chunks >= 2 * kw && oneWave(2 * kw));
+  };
+  s.kwarps = 1;
+  while (s.kwarps < 8 &&
+         tiles * s.kwarps * warpBytes < loadBytesInFlightPerSM(t) * t.numSMs &&
+         moreWarps(s.kwarps))
+    s.kwarps *= 2;
+  // Grids past the in-flight cap (several waves) stop it at one or two
+  // warps on K, but an int4 stream's blocks there still gain from four:
+  // shorter blocks end the last wave sooner. int4 at M = 1, heuristic
+  // against four warps on K: 128256 x 4096 93.7 us against 85.8, 128256 x
+  // 2048 47.7 / 43.7, 256000 x 3584 163.3 / 150.7, 37888 x 3584 28.4 /
+  // 26.3, 57344 x 8192 84.2 / 81.3 (bench/results/2026-12-06-probe, c6;
+  // int8 streams were not measured there).
+  if (stream && bits < 8)
+    while (s.kwarps < 4 && keepsSteps(s.kwarps))
+      s.kwarps *= 2;
+  s.warps = std::max<int64_t>(4, s.kwarps);
+  // Every block reads the stream's activations again: per k, M of them
+  // against its tiles' 16 weights. Where those activations outweigh one
+  // tile's weights (int4 at M = 5 to 8: 16 bytes against 8), a block
+  // takes two tiles, four warps on K each, and each warp loads its next
+  // step's weights while it sums the current ones (two stages), in steps
+  // of half a load (64 k's with two stages spilled). int4 at M = 8 on an
+  // H100, the old start against this: 8192 x 8192 25.7 us / 19.3, 14336 x
+  // 4096 31.5 / 17.9, 28672 x 4096 47.4 / 32.1, 4096 x 14336 21.3 / 20.3,
+  // 6144 x 4096 10.5 / 9.8, 4096 x 4096 8.4 / 7.5. At M = 4 (equal bytes)
+  // it won 1.09x and 1.13x on two shapes and lost up to 1.23x on two; at
+  // M = 16 (16-k steps, no stream) two tiles lost too, 8192 x 8192 25.3 us
+  // against 22.2 (bench/results/2026-12-06-h100, c2 and c3). Siblings and
+  // the f32 form keep theirs: neither was measured so.
+  int64_t halfLoad = streamVec / 2, tileKWarps = 4;
+  if (stream && c.weights == 1 && !c.factoredB &&
+      tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
+      c.k % (4 * halfLoad * tileKWarps) == 0) {
+    s.vec = halfLoad;
+    s.unroll = 2;
+    s.kwarps = tileKWarps;
+    s.warps = 2 * tileKWarps;
+    s.stages = 2;
+  }
+  bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
+    if (s.unroll > 1)
+      s.unroll /= 2;
+    else if (s.warps > s.kwarps)
+      s.warps /= 2;
+    else if (s.mtile > 8)
+      s.mtile -= 8;
+    else
+      return false;
+    return true;
+  });
+  return legal ? std::optional(s) : std::nullopt;
+}
