@@ -30,6 +30,10 @@ static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
 /// registers a thread against the 64 Ki registers of every sm_80 to sm_90
 /// multiprocessor.
 static constexpr int64_t kStreamWarpsPerSM = 32;
+/// Warps of a two-stage mma stream (two tiles a block, st2) resident on one
+/// multiprocessor: its registers, about 100 a thread (ptxas gave 64 to 108,
+/// int4 at M = 5 to 8), allow 19 to 21 warps: one block of 16 or two of 8.
+static constexpr int64_t kStagedWarpsPerSM = 16;
 /// The weight bytes a lane of an mma kernel over several weights (siblings)
 /// keeps in flight, at most: int8's stream (four steps of 32 bytes).
 static constexpr int64_t kSiblingLaneBytes = 4 * 32;
@@ -145,20 +149,38 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // Every block reads the stream's activations again: per k, M of them
   // against its tiles' 16 weights. Where those activations outweigh one
   // tile's weights (int4 at M = 5 to 8: 16 bytes against 8), a block
-  // takes two tiles, four warps on K each, and each warp loads its next
-  // step's weights while it sums the current ones (two stages), in steps
-  // of half a load (64 k's with two stages spilled). int4 at M = 8 on an
-  // H100, the old start against this: 8192 x 8192 25.7 us / 19.3, 14336 x
-  // 4096 31.5 / 17.9, 28672 x 4096 47.4 / 32.1, 4096 x 14336 21.3 / 20.3,
-  // 6144 x 4096 10.5 / 9.8, 4096 x 4096 8.4 / 7.5. At M = 4 (equal bytes)
-  // it won 1.09x and 1.13x on two shapes and lost up to 1.23x on two; at
-  // M = 16 (16-k steps, no stream) two tiles lost too, 8192 x 8192 25.3 us
-  // against 22.2 (bench/results/2026-12-06-h100, c2 and c3). Siblings and
-  // the f32 form keep theirs: neither was measured so.
-  int64_t halfLoad = streamVec / 2, tileKWarps = 4;
+  // takes two tiles, and each warp loads its next step's weights while it
+  // sums the current ones (two stages), in steps of half a load (64 k's
+  // with two stages spilled). int4 at M = 8 on an H100, the old start
+  // against two tiles of four warps on K: 8192 x 8192 25.9 us / 19.2,
+  // 14336 x 4096 31.6 / 17.9, 28672 x 4096 47.9 / 32.1, 13824 x 5120 36.7
+  // / 22.5. At M = 4 (equal bytes) it won 1.09x and 1.13x on two shapes
+  // and lost up to 1.23x on two; at M = 16 (16-k steps, no stream) two
+  // tiles lost too, 8192 x 8192 25.3 us against 22.2. Siblings and the f32
+  // form keep theirs: neither was measured so.
+  //
+  // Two tiles halve the grid. Where the one-tile grid has fewer tiles than
+  // the machine has multiprocessors, half of them would idle: 2048 x 8192
+  // keeps one tile (8.7 / 8.7 / 8.4 us at M = 5 / 6 / 8, against 10.8 /
+  // 10.8 / 11.7). The two-stage blocks hold about 100 registers a thread
+  // (kStagedWarpsPerSM). Where blocks of two tiles with the loop's eight
+  // warps on K each fit in one wave at that, they keep the eight: 4096 x
+  // 4096 6.5 us against 7.5 with four, 4096 x 14336 16.4 against 20.3 (M =
+  // 8). Past one wave they take four, whose blocks pair up on a
+  // multiprocessor: eight lost there, 5120 x 5120 14.1 us against 10.4
+  // (M = 5), 8192 x 8192 19.0 against 16.8 (bench/results/2026-12-06-h100,
+  // c2 and c3; 2026-12-06-two-tiles).
+  int64_t halfLoad = streamVec / 2, tileKWarps = 0;
   if (stream && c.weights == 1 && !c.factoredB &&
       tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
-      c.k % (4 * halfLoad * tileKWarps) == 0) {
+      tiles >= t.numSMs) {
+    bool oneWaveOfEight =
+        llvm::divideCeil(tiles, 2) * 2 * 8 <= kStagedWarpsPerSM * t.numSMs;
+    tileKWarps = s.kwarps >= 8 && oneWaveOfEight ? 8 : 4;
+    while (tileKWarps >= 4 && c.k % (4 * halfLoad * tileKWarps))
+      tileKWarps /= 2;
+  }
+  if (tileKWarps >= 4) {
     s.vec = halfLoad;
     s.unroll = 2;
     s.kwarps = tileKWarps;

@@ -56,6 +56,10 @@ def int4_cases(quick):
     # large M.
     for m in ([1, 16, 64] if quick else [1, 2, 5, 16, 33, 64, 100, 128, 256]):
         add("heur", m, 4096, 4096, 128)
+    if not quick:
+        # Two tiles a block, four warps on K each (M = 5 gives 4096 rows
+        # eight: passes/HeuristicsMma.cpp).
+        add("heur", 6, 8192, 4096, 128)
     for group in [32, 64, 256]:
         for m in ([1] if quick else [1, 16, 100]):
             add("heur", m, 4096, 4096, group)
@@ -66,8 +70,8 @@ def int4_cases(quick):
                            (256, 1000, 1024, 128)]:
         add("heur", m, n, k, group)
     # f16 activations and scales.
-    for m, n, k, group in [(1, 4096, 4096, 128), (16, 1000, 1024, 64),
-                           (128, 4096, 1024, 32)]:
+    for m, n, k, group in [(1, 4096, 4096, 128), (8, 4096, 4096, 64),
+                           (16, 1000, 1024, 64), (128, 4096, 1024, 32)]:
         add("f16", m, n, k, group, act="f16")
     # The AWQ-style form (w - z) * s.
     for m, n, k, group, act in [(1, 4096, 4096, 128, "bf16"),
