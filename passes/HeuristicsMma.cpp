@@ -169,7 +169,9 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // 8). Past one wave they take four, whose blocks pair up on a
   // multiprocessor: eight lost there, 5120 x 5120 14.1 us against 10.4
   // (M = 5), 8192 x 8192 19.0 against 16.8 (bench/results/2026-12-06-h100,
-  // c2 and c3; 2026-12-06-two-tiles).
+  // c2 and c3; 2026-12-06-two-tiles). On 22 zoo shapes not timed before:
+  // 1.19x the one-tile start at M = 8, geomean, but only 1.05x at M = 5,
+  // where 8 of them lost 4-12% (2026-12-06-two-tiles, c5).
   int64_t halfLoad = streamVec / 2, tileKWarps = 0;
   if (stream && c.weights == 1 && !c.factoredB &&
       tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
