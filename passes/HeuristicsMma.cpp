@@ -30,10 +30,16 @@ static int64_t loadBytesInFlightPerSM(const ScheduleTarget &t) {
 /// registers a thread against the 64 Ki registers of every sm_80 to sm_90
 /// multiprocessor.
 static constexpr int64_t kStreamWarpsPerSM = 32;
-/// Warps of a two-stage mma stream (two tiles a block, st2) resident on one
-/// multiprocessor: its registers, about 100 a thread (ptxas gave 64 to 108,
-/// int4 at M = 5 to 8), allow 19 to 21 warps: one block of 16 or two of 8.
-static constexpr int64_t kStagedWarpsPerSM = 16;
+/// Warps of an mma stream at about 100 to 128 registers a thread resident on
+/// one multiprocessor (64 Ki / (128 x 32)): one block of 16 or two of 8.
+/// Two-stage streams (two tiles a block, st2) hold that many (ptxas gave 64
+/// to 108, int4 at M = 5 to 8), as do int4 streams without a register cap
+/// (90 to 124, M = 1 and 4).
+static constexpr int64_t kWideWarpsPerSM = 16;
+/// Warps of an int4 stream of eight warps on K resident on one
+/// multiprocessor at the registers ptxas chooses itself, 54 to 86 a thread
+/// (M = 1 to 8): three blocks of eight at 80.
+static constexpr int64_t kCappedStreamWarpsPerSM = 24;
 /// The weight bytes a lane of an mma kernel over several weights (siblings)
 /// keeps in flight, at most: int8's stream (four steps of 32 bytes).
 static constexpr int64_t kSiblingLaneBytes = 4 * 32;
@@ -163,7 +169,7 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // the machine has multiprocessors, half of them would idle: 2048 x 8192
   // keeps one tile (8.7 / 8.7 / 8.4 us at M = 5 / 6 / 8, against 10.8 /
   // 10.8 / 11.7). The two-stage blocks hold about 100 registers a thread
-  // (kStagedWarpsPerSM). Where blocks of two tiles with the loop's eight
+  // (kWideWarpsPerSM). Where blocks of two tiles with the loop's eight
   // warps on K each fit in one wave at that, they keep the eight: 4096 x
   // 4096 6.5 us against 7.5 with four, 4096 x 14336 16.4 against 20.3 (M =
   // 8). Past one wave they take four, whose blocks pair up on a
@@ -177,7 +183,7 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
       tensorBytes(c.a, c.m) > c.weightBytes(kMmaRowsPerTile) &&
       tiles >= t.numSMs) {
     bool oneWaveOfEight =
-        llvm::divideCeil(tiles, 2) * 2 * 8 <= kStagedWarpsPerSM * t.numSMs;
+        llvm::divideCeil(tiles, 2) * 2 * 8 <= kWideWarpsPerSM * t.numSMs;
     tileKWarps = s.kwarps >= 8 && oneWaveOfEight ? 8 : 4;
     while (tileKWarps >= 4 && c.k % (4 * halfLoad * tileKWarps))
       tileKWarps /= 2;
@@ -188,6 +194,41 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
     s.kwarps = tileKWarps;
     s.warps = 2 * tileKWarps;
     s.stages = 2;
+  }
+  // Left to choose, ptxas keeps an int4 stream at 54 to 86 registers a
+  // thread for occupancy and sinks its loads toward their use; without a
+  // cap (.maxnreg 255) it takes 90 to 124 and keeps them in flight. That
+  // pays wherever the grid's warps fit one wave at that size: int4 at M = 1,
+  // 16 of the zoo's 68 shapes qualify, 1.00x to 1.24x faster (2048 x 2048
+  // 4.1 us against 3.3, 3584 x 14336 14.9 / 13.1), none slower; at M = 4
+  // 0.98x to 1.14x. Where the uncapped grid takes more waves than the
+  // capped one it lost up to 1.25x (6144 x 16384 at M = 1: 21.6 us against
+  // 26.3), and where both take several it won or lost a little.
+  //
+  // A grid of eight warps on K that needs a second wave even at ptxas's own
+  // occupancy (kCappedStreamWarpsPerSM) but fits one with four, each capped
+  // at 128 registers, takes four: 6656 to 8192 rows, 1.01x to 1.41x at M =
+  // 1 to 4 (8192 x 6144 at M = 4: 17.3 us against 13.1). Four warps lost
+  // where eight fit one wave (5120 x 13824, 0.87x to 0.95x), and uncapped
+  // on long K, where ptxas took 133 to 138 registers (6656 x 17920 at M = 1:
+  // 41.7 us against 32.8; capped 31.2). Timed as forced schedules, not yet
+  // as the heuristic (bench/results/2026-12-06-regs, H100).
+  if (stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1) {
+    int64_t wide = kWideWarpsPerSM * t.numSMs;
+    if (tiles * s.kwarps <= wide) {
+      s.regs = 255;
+    } else if (s.kwarps == 8 &&
+               tiles * 8 > kCappedStreamWarpsPerSM * t.numSMs &&
+               tiles * 4 <= wide) {
+      s.kwarps = s.warps = 4;
+      s.regs = 128;
+      // Whole steps a warp, as measured: where K is not a multiple of four
+      // warps' 64-k steps, 32 k's and four steps (the same bytes).
+      if (s.vec == 64 && c.k % (4 * s.vec * 4)) {
+        s.vec = 32;
+        s.unroll = 4;
+      }
+    }
   }
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)

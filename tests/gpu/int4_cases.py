@@ -60,6 +60,11 @@ def int4_cases(quick):
         # Two tiles a block, four warps on K each (M = 5 gives 4096 rows
         # eight: passes/HeuristicsMma.cpp).
         add("heur", 6, 8192, 4096, 128)
+        # Four warps on K capped at 128 registers, whole 64-k steps and 32-k
+        # ones (M = 1 and 2 on 132 multiprocessors; 4096 rows at M = 1 and
+        # 2 above run uncapped).
+        add("heur", 1, 8192, 4096, 128)
+        add("heur", 2, 8192, 3584, 128)
     for group in [32, 64, 256]:
         for m in ([1] if quick else [1, 16, 100]):
             add("heur", m, 4096, 4096, group)
