@@ -207,8 +207,9 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   //
   // A grid of eight warps on K that needs a second wave even at ptxas's own
   // occupancy (kCappedStreamWarpsPerSM) but fits one with four, each capped
-  // at 128 registers, takes four: 6656 to 8192 rows, 1.01x to 1.41x at M =
-  // 1 to 4 (8192 x 6144 at M = 4: 17.3 us against 13.1). Four warps lost
+  // at 128 registers, takes four: 6656 to 8192 rows, 0.96x (8192 x 3584)
+  // to 1.41x at M = 1 to 4 (8192 x 6144 at M = 4: 17.3 us against 13.1),
+  // 1.01x to 1.41x on the other seven shapes. Four warps lost
   // where eight fit one wave (5120 x 13824, 0.87x to 0.95x), and uncapped
   // on long K, where ptxas took 133 to 138 registers (6656 x 17920 at M = 1:
   // 41.7 us against 32.8; capped 31.2). Timed as forced schedules, not yet
