@@ -51,7 +51,8 @@
 #   tune --ms LIST   `mtc tune --verbose` -> tune_m<M>.txt [--shape NxK|all,
 #                    default 8192x8192] [--max-probes N] [--force]
 #                    [--limit S per M, default 90: a budget, not a failure]
-#                    [--arch ARCH]
+#                    [--arch ARCH] [--weights int4: gpt-fast's int4 layer,
+#                    groups of 128, at one --shape -> tune_m<M>[_NxK]_int4.txt]
 #   ncu --ms LIST    Nsight Compute profile of one kernel (`mtc run`, -c 1)
 #                    -> ncu_m<M>.txt [--shape NxK, default 8192x8192]
 #                    [--schedule 'SCHEDULE' | --tune (tunes first, then

@@ -25,6 +25,14 @@ check_points() {
   done < "$1"
 }
 
+# layer_graph M NxK WEIGHTS: the suite's int8 layer, or gpt-fast's int4 one
+# with groups of 128, at any M and shape (compare.py's graphs).
+layer_graph() {
+  python3 -c 'import sys; sys.path.insert(0, "bench"); import compare
+n, k = map(int, sys.argv[2].split("x"))
+print(compare.graph_text(int(sys.argv[1]), n, k, sys.argv[3]))' "$1" "$2" "$3"
+}
+
 cmd_points() {
   local limit=120 replays="" arch="" weights=int8 files=() f
   while [ $# -gt 0 ]; do
@@ -59,12 +67,7 @@ cmd_points() {
     if [ -n "$arch" ]; then args+=(--arch "$arch")
     else case $s in wgmma*) args+=(--arch sm_90a) ;; esac; fi
     [ -z "$replays" ] || args+=(--replays "$replays")
-    # The suite's int8 layer, or gpt-fast's int4 one with groups of 128, at
-    # any M and shape (compare.py's graphs).
-    python3 -c 'import sys; sys.path.insert(0, "bench"); import compare
-n, k = map(int, sys.argv[2].split("x"))
-print(compare.graph_text(int(sys.argv[1]), n, k, sys.argv[3]))' \
-      "$m" "$shape" "$weights" > "$graph"
+    layer_graph "$m" "$shape" "$weights" > "$graph"
     if t=$(timeout "$limit" "$MTC" bench "$graph" ${args[@]+"${args[@]}"} \
           --json < /dev/null 2> "$err"); then
       t=$(printf '%s' "$t" | python3 -c 'import json, sys
@@ -97,7 +100,7 @@ arch_arg() {
 parse_kernel_args() {
   local cmd=$1 allow_all=$2 v
   shift 2
-  ms="" more=() flag_tune="" schedule="" sections=$NCU_SECTIONS arch=
+  ms="" more=() flag_tune="" schedule="" sections=$NCU_SECTIONS arch="" weights=int8
   while [ $# -gt 0 ]; do
     case $1 in
     --ms) ms=$(ms_list "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
@@ -111,6 +114,10 @@ parse_kernel_args() {
         v=$(number "$1" "${2-}") || exit 2
         more+=("$1" "$v"); shift 2 ;;
       "tune --force") more+=(--force); shift ;;
+      "tune --weights")
+        weights=$(value "$1" "${2-}") || exit 2
+        case $weights in int8 | int4) ;; *) die "tune: --weights takes int8 or int4, got '$weights'" ;; esac
+        shift 2 ;;
       "bench --tune" | "ncu --tune") flag_tune=1; shift ;;
       "ncu --schedule") schedule=$(value "$1" "${2-}") || exit 2; shift 2 ;;
       "ncu --sections")
@@ -127,25 +134,35 @@ parse_kernel_args() {
 }
 
 cmd_tune() {
-  local ms shape=8192x8192 limit=90 more flag_tune schedule sections arch m log rc status=0
+  local ms shape=8192x8192 limit=90 more flag_tune schedule sections arch weights m log rc status=0
   parse_kernel_args tune all "$@"
+  [ "$weights" = int8 ] || [ "$shape" != all ] ||
+    die "tune --weights int4 takes one --shape NxK, not all"
   need_mtc tune
   [ -n "$CHECK" ] && return
+  local tmp
+  tmp=$(mktemp --suffix=.graph) || return 1
   for m in $ms; do
-    log=$OUT/tune_m$m$(suffix "$shape" 8192x8192).txt
-    local graph=()
-    [ "$shape" = all ] || graph=(--graph "woq_m${m}_$shape")
-    timeout "$limit" "$MTC" tune "bench/graphs/woq_m$m.graph" \
-      ${graph[@]+"${graph[@]}"} ${arch:+--arch "$arch"} --verbose \
+    log=$OUT/tune_m$m$(suffix "$shape" 8192x8192)$(suffix "$weights" int8).txt
+    local graph=("bench/graphs/woq_m$m.graph")
+    if [ "$weights" = int4 ]; then
+      layer_graph "$m" "$shape" int4 > "$tmp" || { status=1; continue; }
+      graph=("$tmp")
+    elif [ "$shape" != all ]; then
+      graph+=(--graph "woq_m${m}_$shape")
+    fi
+    timeout "$limit" "$MTC" tune "${graph[@]}" ${arch:+--arch "$arch"} --verbose \
       ${more[@]+"${more[@]}"} \
       < /dev/null > "$log" 2>&1
     rc=$?
+    # mtc tune's result lines: "KERNEL: SCHEDULE T us (heuristic ... x), ..."
     case $rc in
-    0) echo "M=$m: $(grep -E 'best|tuned' "$log" | tail -n 1)" ;;
-    124) echo "M=$m: stopped after $limit s: $(grep -E 'best|tuned' "$log" | tail -n 1)" ;;
+    0) echo "M=$m: $(grep -E '[(]heuristic ' "$log" | tail -n 1)" ;;
+    124) echo "M=$m: stopped after $limit s: $(grep -E '[(]heuristic ' "$log" | tail -n 1)" ;;
     *) echo "M=$m: mtc tune failed ($rc): $(tail -n 1 "$log")"; status=1 ;;
     esac
   done
+  rm -f "$tmp"
   return "$status"
 }
 

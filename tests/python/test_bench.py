@@ -129,6 +129,44 @@ def test_points_int4(tmp_path):
     assert "--weights takes int8 or int4" in bad.stderr + bad.stdout
 
 
+def test_tune_int4_and_its_summary(tmp_path):
+    # tune --weights int4 tunes gpt-fast's int4 layer at the --shape given
+    # (not the suite's int8 graph) into its own log, and the summary line is
+    # mtc tune's result line, not the last probe of --verbose; int4 with
+    # --shape all is refused before anything runs.
+    mtc = tmp_path / "mtc"
+    mtc.write_text("""#!/bin/sh
+echo "$@" >> "$(dirname "$0")/args.txt"
+cat "$2" >> "$(dirname "$0")/graphs.txt"
+echo "  k0 probe 2: mma w4 r1 kw4 v64 u2 mt8 sk1 5.00 us  best 4.00 us"
+echo "k0: mma w8 r1 kw8 v64 u2 mt8 sk1 4.00 us (heuristic mma w4 r1 kw4 \
+v64 u2 mt8 sk1 5.00 us, 1.25x), 2 probes, 0.1 s"
+echo "target: sm_90a, schedules sized for fake"
+""")
+    mtc.chmod(0o755)
+    out = tmp_path / "out"
+    p = run(["bench/device.sh", "--out", str(out), "--mtc", str(mtc), "tune",
+             "--ms", "1", "--weights", "int4", "--shape", "2048x2048",
+             "--max-probes", "2"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "M=1: k0: mma w8 r1 kw8 v64 u2 mt8 sk1 4.00 us (heuristic" in \
+        p.stdout
+    assert (out / "tune_m1_2048x2048_int4.txt").is_file()
+    graphs = (tmp_path / "graphs.txt").read_text()
+    assert "w: i4[2048, 2048]" in graphs and "bf16[2048, 16]" in graphs
+    args = (tmp_path / "args.txt").read_text()
+    assert args.startswith("tune ") and "--max-probes 2" in args
+    assert "woq_m1.graph" not in args
+    bad = run(["bench/device.sh", "-n", "tune", "--ms", "1", "--weights",
+               "int4", "--shape", "all"])
+    assert bad.returncode == 2
+    assert "takes one --shape NxK" in bad.stderr + bad.stdout
+    bad = run(["bench/device.sh", "-n", "tune", "--ms", "1", "--weights",
+               "int2"])
+    assert bad.returncode == 2
+    assert "--weights takes int8 or int4" in bad.stderr + bad.stdout
+
+
 def test_step_profile_counts_launches_by_kernel():
     """bench/e2e/report.py's step_profile: per-step time and launches from
     the profiler's events, copies not counted as launches, each kernel's
