@@ -40,6 +40,10 @@ static constexpr int64_t kWideWarpsPerSM = 16;
 /// multiprocessor at the registers ptxas chooses itself, 54 to 86 a thread
 /// (M = 1 to 8): three blocks of eight at 80.
 static constexpr int64_t kCappedStreamWarpsPerSM = 24;
+/// The most warps of such a stream resident on one multiprocessor at the
+/// fewest registers ptxas chose for one, 54 to 56 a thread: nine blocks of
+/// four warps (four of eight).
+static constexpr int64_t kLeanStreamWarpsPerSM = 36;
 /// The weight bytes a lane of an mma kernel over several weights (siblings)
 /// keeps in flight, at most: int8's stream (four steps of 32 bytes).
 static constexpr int64_t kSiblingLaneBytes = 4 * 32;
@@ -201,9 +205,15 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // pays wherever the grid's warps fit one wave at that size: int4 at M = 1,
   // 16 of the zoo's 68 shapes qualify, 1.00x to 1.24x faster (2048 x 2048
   // 4.1 us against 3.3, 3584 x 14336 14.9 / 13.1), none slower; at M = 4
-  // 0.98x to 1.14x. Where the uncapped grid takes more waves than the
-  // capped one it lost up to 1.25x (6144 x 16384 at M = 1: 21.6 us against
-  // 26.3), and where both take several it won or lost a little.
+  // 0.98x to 1.14x. Where the capped grid fits one wave and the uncapped
+  // one needs a second, it lost up to 1.25x (6144 x 16384 at M = 1: 21.6 us
+  // against 26.3). Where the grid takes several waves even at ptxas's
+  // fewest registers (kLeanStreamWarpsPerSM), more waves cost little
+  // beside the loads kept in flight, and it runs uncapped too: on the 30
+  // zoo shapes there (the lm_heads, the large MLPs), 1.033x at M = 1 and
+  // 1.077x at M = 4, geomean, worst 0.96x (152064 x 3584); 21632 x 19072
+  // at M = 1 87.9 us against 98.9 on the H200 (bench/results/
+  // 2026-12-06-regs: c3 on an H100, c2, both as forced schedules).
   //
   // A grid of eight warps on K that needs a second wave even at ptxas's own
   // occupancy (kCappedStreamWarpsPerSM) but fits one with four, each capped
@@ -216,7 +226,8 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // as the heuristic (bench/results/2026-12-06-regs, H100).
   if (stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1) {
     int64_t wide = kWideWarpsPerSM * t.numSMs;
-    if (tiles * s.kwarps <= wide) {
+    if (tiles * s.kwarps <= wide ||
+        tiles * s.kwarps > kLeanStreamWarpsPerSM * t.numSMs) {
       s.regs = 255;
     } else if (s.kwarps == 8 &&
                tiles * 8 > kCappedStreamWarpsPerSM * t.numSMs &&
