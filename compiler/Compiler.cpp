@@ -88,6 +88,7 @@ buildKernels(graph::FuncOp func, const CompileOptions &options) {
   PipelineOptions pipeline;
   pipeline.target = options.target;
   pipeline.target.wgmma = archHasWgmma(options.arch);
+  pipeline.explainSchedules = options.explainSchedule;
   buildSchedulePipeline(schedules, pipeline);
   if (failed(schedules.run(*module)))
     return internalError("scheduling failed for graph '" + func.getSymName() +

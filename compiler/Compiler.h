@@ -31,6 +31,9 @@ struct CompileOptions {
   bool fastDequant = true;
   /// mtc-fuse's remarks: what each kernel fused, why values stay apart.
   bool explainFusion = false;
+  /// mtc-assign-schedules' remarks: each kernel's schedule and the rules
+  /// that chose it.
+  bool explainSchedule = false;
   /// The graph file, for manifests and dump headers.
   std::string sourceName;
   /// File stem of the outputs ("<graph>", or "<graph>.M4" for a bucket);

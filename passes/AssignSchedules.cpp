@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Passes.h"
 
+#include "passes/FusionSupport.h"
 #include "passes/Heuristics.h"
 
 namespace mtc {
@@ -37,12 +38,42 @@ struct AssignSchedules : mtc::impl::AssignSchedulesBase<AssignSchedules> {
       return signalPassFailure();
     }
     target.memBandwidth = memBandwidth;
+    unsigned index = 0;
     getOperation().walk([&](Operation *op) {
-      if (!isKernelOp(op) || op->hasAttr("schedule"))
+      if (!isKernelOp(op))
         return;
-      op->setAttr("schedule", ScheduleAttr::get(&getContext(),
-                                                defaultSchedule(op, target)));
+      if (!explain && op->hasAttr("schedule")) {
+        ++index;
+        return;
+      }
+      SmallVector<std::string> why;
+      ScheduleParams heuristic =
+          defaultSchedule(op, target, explain ? &why : nullptr);
+      if (explain)
+        describe(op, index, heuristic, why);
+      ++index;
+      if (!op->hasAttr("schedule"))
+        op->setAttr("schedule", ScheduleAttr::get(&getContext(), heuristic));
     });
+  }
+
+  /// The remark of --explain-schedule for kernel `index` (numbered as the
+  /// manifest numbers them).
+  static void describe(Operation *op, unsigned index,
+                       const ScheduleParams &heuristic,
+                       ArrayRef<std::string> why) {
+    InFlightDiagnostic d = emitRemark(fusion::remarkAnchor(op));
+    d << "kernel " << index << " (" << op->getName().stripDialect() << "): ";
+    if (auto given = op->getAttrOfType<ScheduleAttr>("schedule")) {
+      d << given.getParams().str()
+        << ", given (--schedule, the tuner, or the input); the heuristic's "
+           "would be "
+        << heuristic.str();
+      return;
+    }
+    d << heuristic.str() << ", the heuristic's:";
+    for (const std::string &line : why)
+      d << "\n  - " << line;
   }
 };
 } // namespace

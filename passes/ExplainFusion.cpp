@@ -66,18 +66,8 @@ StringRef resultName(Operation *op) {
 
 StringRef opName(Operation *op) { return op->getName().stripDialect(); }
 
-/// Where a kernel's remarks point: the node that computes its result (the
-/// last location of a fused one).
-Location anchor(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      return fused.getLocations().back();
-  return loc;
-}
-
 void describe(Operation *op, unsigned index) {
-  InFlightDiagnostic d = emitRemark(anchor(op));
+  InFlightDiagnostic d = emitRemark(remarkAnchor(op));
   size_t n = nodesOf(op).size();
   d << "kernel " << index << " (" << opName(op) << ") computes " << n
     << (n == 1 ? " node: " : " nodes: ") << nodeList(op);
@@ -209,10 +199,18 @@ void mtc::fusion::explainFusion(graph::FuncOp func) {
         readers.insert(user);
     }
     for (Operation *reader : readers)
-      emitRemark(anchor(prod))
+      emitRemark(remarkAnchor(prod))
           << "'" << resultName(prod) << "' (" << typeText(v)
           << ") is written by kernel " << index[prod] << " and read by kernel "
           << index[reader] << ": "
           << whyApart(prod, reader, v, readers.getArrayRef(), returned);
   }
+}
+
+Location mtc::fusion::remarkAnchor(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return fused.getLocations().back();
+  return loc;
 }

@@ -99,6 +99,10 @@ std::string siblingBlocker(kernel::ContractOp first, kernel::ContractOp second);
 /// writes and another reads back (the rule that kept them apart).
 void explainFusion(graph::FuncOp func);
 
+/// Where a kernel's remarks point: the node that computes its result (the
+/// last location of a fused one).
+mlir::Location remarkAnchor(mlir::Operation *op);
+
 } // namespace mtc::fusion
 
 #endif // MTC_PASSES_FUSIONSUPPORT_H

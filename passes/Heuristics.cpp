@@ -12,14 +12,33 @@
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/HeuristicsSupport.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mtc;
 using namespace mtc::kernel;
 
-static ScheduleParams defaultSimtSchedule(const ContractShape &c,
-                                          const ScheduleTarget &t);
+/// defaultSchedule's `why` while it runs (HeuristicsSupport.h's noteRule).
+static thread_local llvm::SmallVectorImpl<std::string> *ruleNotes = nullptr;
+
+void mtc::noteRule(const llvm::Twine &why) {
+  if (ruleNotes)
+    ruleNotes->push_back(why.str());
+}
+bool mtc::notingRules() { return ruleNotes != nullptr; }
+size_t mtc::noteMark() { return ruleNotes ? ruleNotes->size() : 0; }
+void mtc::noteRollback(size_t mark) {
+  if (ruleNotes)
+    ruleNotes->truncate(mark);
+}
+std::string mtc::illegalSince(size_t mark) {
+  if (ruleNotes)
+    for (StringRef note : llvm::drop_begin(*ruleNotes, mark))
+      if (size_t at = note.find(kNotLegal); at != StringRef::npos)
+        return note.substr(at + kNotLegal.size()).str();
+  return "";
+}
 
 /// From this many activation rows on, the heuristic start is the tiled kind.
 /// At M = 16 it wins on 8192x8192 (21.1 us against the mma start's 28.2) but
@@ -52,14 +71,20 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // (sharesActivations).
     s.warps = 4, s.rows = 1, s.kwarps = 1;
     s.vec = kTiledWideVec;
+    noteRule("M <= 16: four warps of 16 weight rows by all of M, 256-wide K "
+             "tiles (the activations staged once serve 64 weight rows)");
   } else if (c.m <= 32) {
     // Two warps of 16 weight rows by all of M, 256-wide K tiles.
     s.warps = 2, s.rows = 1, s.kwarps = 1;
     s.vec = kTiledWideVec;
+    noteRule("M = 17 to 32: two warps of 16 weight rows by all of M, "
+             "256-wide K tiles");
   } else if (c.m <= 64) {
     // 32 weight rows per warp, two warps along N and two splitting K.
     s.warps = 4, s.rows = 2, s.kwarps = 2;
     s.vec = 32;
+    noteRule("M = 33 to 64: 32 weight rows a warp, two warps along N and two "
+             "splitting K");
   } else {
     // Two warps of 32 weight rows by 64 rows of M. int4, with its scales
     // and zeros, is there at the edge of the register file: left to itself
@@ -68,22 +93,36 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // bench/results/2026-12-04-int4-siblings).
     s.warps = 2, s.rows = 2, s.kwarps = 1;
     s.vec = 32;
-    if (c.b == DType::I4)
+    noteRule("M > 64: two warps of 32 weight rows by 64 rows of M");
+    if (c.b == DType::I4) {
       s.regs = 255;
+      noteRule("int4: .maxnreg 255 (at its own register count ptxas "
+               "spilled)");
+    }
   }
   // 16-bit weights: twice the registers per weight row (ptxas spills 32
   // rows per warp of f16 weights at M = 40).
-  if (dtypeBits(c.b) > 8)
+  if (dtypeBits(c.b) > 8 && s.rows > 1) {
     s.rows = 1;
+    noteRule("16-bit weights: 16 weight rows a warp (32 spill)");
+  }
+  int64_t wideVec = s.vec;
   while (s.vec > 16 && c.k % (4 * s.vec * s.kwarps))
     s.vec /= 2;
   if (c.k % (4 * s.vec * s.kwarps))
     s.kwarps = 1;
+  if (s.vec != wideVec)
+    noteRule("K = " + Twine(c.k) + " is no multiple of " +
+             Twine(4 * wideVec * s.kwarps) + ": vec " + Twine(s.vec));
   ContractGeometry g = contractGeometry(c, s);
   int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
   while (s.splitk < 16 && blocks * s.splitk < fillBlocks(t) &&
          tiles / (s.splitk * 2) >= 2 * s.stages)
     s.splitk *= 2;
+  if (s.splitk > 1)
+    noteRule("split K " + Twine(s.splitk) + " ways: " + Twine(blocks) +
+             " blocks are fewer than three quarters of a wave (" +
+             Twine(fillBlocks(t)) + ")");
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.stages > 2)
       --s.stages;
@@ -143,15 +182,29 @@ static constexpr int64_t kWgmmaFromM = 64;
 /// (bench/results/2026-12-06-probe).
 static bool sharesActivations(const ContractShape &c,
                               const ScheduleParams &tiled,
-                              const ScheduleTarget &t) {
-  if (c.m <= kMmaColsPerTile || c.b == DType::I4)
+                              const ScheduleTarget &t,
+                              std::string *whyNot = nullptr) {
+  auto no = [&](std::string why) {
+    if (whyNot)
+      *whyNot = std::move(why);
     return false;
+  };
+  if (c.m <= kMmaColsPerTile)
+    return no("M <= 8: one 8-row tile of A a warp, a weight stream");
+  if (c.b == DType::I4)
+    return no("int4 keeps mma (the tiled start lost on three shapes)");
   ContractGeometry g = contractGeometry(c, tiled);
   int64_t blocks = g.gridN * g.gridM;
   if (tiled.splitk != 1)
-    return false;
-  return tiled.vec == kTiledWideVec ? 4 * blocks >= 3 * t.numSMs
-                                    : blocks >= t.numSMs;
+    return no("the tiled start would split K");
+  bool wide = tiled.vec == kTiledWideVec;
+  if (wide ? 4 * blocks >= 3 * t.numSMs : blocks >= t.numSMs)
+    return true;
+  return no("its " + plural(blocks, "block", "blocks") +
+            " would keep fewer "
+            "than " +
+            (wide ? "three quarters of the " : "all ") +
+            std::to_string(t.numSMs) + " multiprocessors busy");
 }
 
 std::optional<ScheduleParams>
@@ -178,122 +231,77 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   // A prologue, or siblings, need a kind that holds A and the sums in
   // registers (simt, mma).
   bool staged = !c.aPrologue && c.weights == 1;
-  if (target.wgmma && c.m >= kWgmmaFromM && staged)
-    if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c, target))
-      return *wgmma;
+  std::string m = "M = " + std::to_string(c.m);
+  if (target.wgmma && c.m >= kWgmmaFromM) {
+    if (!staged) {
+      noteRule("not wgmma at " + m + ": " +
+               (c.aPrologue ? "a prologue" : "siblings") +
+               " need A and the sums in registers (simt, mma)");
+    } else {
+      size_t mark = noteMark();
+      noteRule("wgmma: an sm_90a target and " + m +
+               " >= " + Twine(kWgmmaFromM));
+      if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c, target))
+        return *wgmma;
+      std::string why = illegalSince(mark);
+      noteRollback(mark);
+      noteRule("not wgmma: no legal start" +
+               (why.empty() ? "" : " (" + why + ")"));
+    }
+  }
   // int4 weights take tensor cores from M = 1: on CUDA cores their
   // conversion, dequantization and the split of each bf16 pair into two
   // f32 for the FMAs leave the kernel bound by integer instructions
   // (8192 x 8192: 18.7 us simt, 17.4 mma).
   bool fromOne = c.b == DType::I4;
-  if ((c.m >= 2 || fromOne) &&
-      mmaSupport(c, c.mmaAChain, c.mmaBChain || c.factoredB).empty()) {
-    if (staged)
-      if (std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target))
-        if (c.m >= kTiledFromM || sharesActivations(c, *tiled, target))
-          return *tiled;
+  std::string noMma = mmaSupport(c, c.mmaAChain, c.mmaBChain || c.factoredB);
+  if ((c.m >= 2 || fromOne) && noMma.empty()) {
+    if (staged) {
+      // Built without notes first: only the start taken explains itself.
+      size_t mark = noteMark();
+      std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target);
+      noteRollback(mark);
+      std::string notShared;
+      if (tiled && (c.m >= kTiledFromM ||
+                    sharesActivations(c, *tiled, target, &notShared))) {
+        if (c.m >= kTiledFromM)
+          noteRule("tiled: " + m + " >= " + Twine(kTiledFromM));
+        else
+          noteRule("tiled at " + m +
+                   ": blocks of 64 weight rows stage the "
+                   "activations once, and keep the machine busy "
+                   "(sharesActivations)");
+        return *defaultTiledSchedule(c, target);
+      }
+      if (tiled && c.m < kTiledFromM && c.m > kMmaColsPerTile)
+        noteRule("not tiled at " + m + ": " + notShared);
+    }
+    size_t mark = noteMark();
+    if (c.m >= 2)
+      noteRule("mma: " + m + ", tensor cores fed from registers");
+    else
+      noteRule("mma: int4 weights take tensor cores from M = 1 (on CUDA "
+               "cores their conversion bounds the kernel)");
     if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c, target))
       return *mma;
+    std::string why = illegalSince(mark);
+    noteRollback(mark);
+    noteRule("not mma: no legal start" + (why.empty() ? "" : " (" + why + ")"));
   }
+  if (!noMma.empty() && (c.m >= 2 || fromOne))
+    noteRule("simt: tensor cores cannot run it (" + noMma + ")");
+  else if (c.m < 2 && !fromOne)
+    noteRule("simt: M = 1 with " + Twine(dtypeBits(c.b)) +
+             "-bit weights, a stream on CUDA cores");
   return defaultSimtSchedule(c, target);
 }
 
-static ScheduleParams defaultSimtSchedule(const ContractShape &c,
-                                          const ScheduleTarget &t) {
-  ScheduleParams s;
-  s.kind = ScheduleKind::simt;
-  // The narrowest load is a byte (two i4 elements).
-  int64_t eb = c.weightBytes(1);
-  int64_t alignedDim = c.bTransposed ? c.n : c.k;
-  s.vec = 16;
-  while (s.vec > eb && alignedDim % (s.vec * 8 / dtypeBits(c.b)))
-    s.vec /= 2;
-  s.warps = 4;
-  s.kwarps = 1;
-  s.splitk = 1;
-  s.mtile = std::min<int64_t>(c.m, 8);
-  if (c.bTransposed) {
-    s.rows = 1;
-    s.mtile = std::min<int64_t>(c.m, 4);
-    s.unroll = 4;
-  } else {
-    // (Siblings keep the rows of one weight, each warp then reading them of
-    // every weight: gate and up of Llama-3-8B at M = 1 with the norm's
-    // prologue took 36.7 us at r2 kw2 u4, 60.7 at r1 kw2 u4;
-    // bench/results/2026-12-04-siblings.)
-    s.rows = s.mtile <= 2 ? 2 : 1;
-    s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
-    // M = 1: a warp's share of K in one round of loads. Warps split K while
-    // each keeps at least `unroll` steps (fewer would leave the unrolled
-    // loop to its one-step remainder): a step's load waits about a DRAM
-    // latency, so a warp with 8 steps at 4 in flight waits twice. On eight
-    // int8 shapes from 2048 x 2048 to 28672 x 4096 this took 1.00x to 1.51x
-    // less time than one warp per row (2240 x 8704: 7.4 us against 11.2;
-    // bench/results/2026-12-04-rules).
-    // Siblings load each step's rows of every weight, so a warp holds
-    // `weights` times the bytes a step: it splits K only where each part
-    // keeps that many times the steps. Gate and up of Llama-3-8B with the
-    // norm's prologue (M = 1, K = 4096, 8 steps) took 32.0 us with K in
-    // one warp against 36.9 with two (the tuner, 49 probes;
-    // bench/results/2026-12-04-siblings).
-    // A contraction that derives its rows' statistic has every block sum
-    // its row of A first, an L2 read that grows with the blocks: K stays in
-    // one warp and a warp takes four rows, so the blocks are few (norm +
-    // wqkv, 6144 x 4096 at M = 1: 13.42 us at r2 kw2, 10.95 at r2 or r4
-    // kw1; gate and up of Llama-3-8B, 35.4 at r2, 33.8 at r4;
-    // bench/results/2026-12-04-statistic).
-    if (c.rowStatistic) {
-      s.rows = 4;
-    } else if (s.mtile == 1) {
-      int64_t steps = c.k / contractGeometry(c, s).chunk;
-      while (s.kwarps < s.warps &&
-             steps / (2 * s.kwarps) >= s.unroll * c.weights)
-        s.kwarps *= 2;
-    }
-  }
-  // Too few blocks to fill the SMs: narrow each block first.
-  while (s.rows > 1 &&
-         contractGeometry(c, s).gridN * contractGeometry(c, s).gridM <
-             2 * t.numSMs)
-    s.rows /= 2;
-  // Back off until the schedule is legal (small or odd problems).
-  bool legal = shrinkUntilLegal(c, s, t, [eb](ScheduleParams &s) {
-    if (s.unroll > 1)
-      s.unroll /= 2;
-    else if (s.rows > 1)
-      s.rows /= 2;
-    else if (s.mtile > 1)
-      s.mtile = std::max<int64_t>(1, s.mtile / 2);
-    else if (s.vec > eb)
-      s.vec /= 2;
-    else
-      return false;
-    return true;
-  });
-  if (legal)
-    return s;
-  // Outputs so large that narrow blocks need more than 2^31 - 1 of them:
-  // take the legal schedule with the fewest blocks. One always exists for
-  // the shapes the graph dialect accepts (M, N < 2^31, at most 2^40 outputs):
-  // 32 warps of 16 rows, 8 rows of M and 1-element loads fit the registers.
-  std::optional<ScheduleParams> widest;
-  int64_t fewest = 0;
-  ScheduleParams w = s;
-  w.warps = 32;
-  w.kwarps = w.unroll = w.splitk = 1;
-  for (w.vec = 16; w.vec >= eb; w.vec /= 2)
-    for (w.rows = 16; w.rows >= 1; w.rows /= 2)
-      for (w.mtile = std::min<int64_t>(c.m, 16); w.mtile >= 1; w.mtile /= 2)
-        if (checkContractSchedule(c, w).empty()) {
-          int64_t blocks = contractLaunchConfig(c, w).grid[0];
-          if (!widest || blocks < fewest)
-            widest = w, fewest = blocks;
-        }
-  return widest.value_or(s);
-}
-
-ScheduleParams mtc::defaultSchedule(Operation *op,
-                                    const ScheduleTarget &target) {
+ScheduleParams mtc::defaultSchedule(Operation *op, const ScheduleTarget &target,
+                                    llvm::SmallVectorImpl<std::string> *why) {
+  // The notes go to `why` while this runs (nested calls keep theirs).
+  llvm::SmallVectorImpl<std::string> *outer = ruleNotes;
+  ruleNotes = why;
+  llvm::scope_exit restore([&] { ruleNotes = outer; });
   if (auto c = dyn_cast<ContractOp>(op))
     return defaultContractSchedule(contractShape(c), target);
   if (auto r = dyn_cast<ReduceOp>(op)) {
@@ -325,6 +333,17 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
                   : std::min<int64_t>(4, llvm::PowerOf2Ceil(r.getNumRows()));
     // A lane's steps in flight at once, up to 8.
     s.unroll = upTo8(llvm::divideCeil(steps, s.kwarps));
+    if (s.kwarps > 1)
+      noteRule("a row of " + Twine(r.getExtent()) + " in " + Twine(steps) +
+               " warp steps of " + Twine(s.vec) + " elements a lane: " +
+               Twine(s.kwarps) + " warps share it, each keeping " +
+               Twine(s.unroll) + " steps in flight");
+    else
+      noteRule("a row of " + Twine(r.getExtent()) +
+               " is too short to share "
+               "(" +
+               Twine(steps) + " warp steps): a warp a row, " +
+               plural(s.warps, "row", "rows") + " a block");
     return s;
   }
   ScheduleParams s;
@@ -339,5 +358,10 @@ ScheduleParams mtc::defaultSchedule(Operation *op,
     s.warps *= 2;
   while (!checkElementwiseSchedule(n, s).empty() && s.vec < 16)
     s.vec *= 2;
+  noteRule(s.warps == 4 && s.vec == 4
+               ? Twine("4 warps a block, 4 elements a thread")
+               : "blocks of " + Twine(s.warps) + " warps and " + Twine(s.vec) +
+                     " elements a thread: at 4 and 4 the " + Twine(n) +
+                     " elements need too many blocks");
   return s;
 }

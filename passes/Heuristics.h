@@ -15,8 +15,10 @@
 #include "dialects/Kernel/Schedule.h"
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <optional>
+#include <string>
 
 namespace mtc {
 
@@ -39,9 +41,12 @@ struct ScheduleTarget {
   int64_t memBandwidth = int64_t(2) * 3201 * 1000000 * 6144 / 8;
 };
 
-/// The heuristic start for `op` (a kernel.contract or kernel.elementwise).
-kernel::ScheduleParams defaultSchedule(mlir::Operation *op,
-                                       const ScheduleTarget &target = {});
+/// The heuristic start for `op` (a kernel.contract, kernel.reduce or
+/// kernel.elementwise). With `why`, each rule that shaped it appends a line
+/// saying what it did and why (`mtc compile --explain-schedule`).
+kernel::ScheduleParams
+defaultSchedule(mlir::Operation *op, const ScheduleTarget &target = {},
+                llvm::SmallVectorImpl<std::string> *why = nullptr);
 kernel::ScheduleParams
 defaultContractSchedule(const kernel::ContractShape &c,
                         const ScheduleTarget &target = {});

@@ -91,11 +91,22 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
         s.unroll = std::min<int64_t>(4, s.unroll * streamVec / v);
         break;
       }
+  if (stream)
+    noteRule("a weight stream (M <= 8, one 8-row tile of A): " + Twine(s.vec) +
+             " k's a lane a step, " + plural(s.unroll, "step", "steps") +
+             " in flight");
+  else
+    noteRule("M = " + Twine(c.m) + ": " + Twine(s.mtile) +
+             " rows of A a block, every weight byte read once; " +
+             Twine(s.vec) + " k's a step, " + Twine(s.unroll) + " in flight");
   // An activation prologue computes every activation of a step in scalar
   // registers: with 16 rows and two steps in flight, int4's conversion
   // beside it spills (1024 x 2816, M = 16: 28 bytes).
-  if (c.aPrologue && s.mtile > kMmaColsPerTile)
+  if (c.aPrologue && s.mtile > kMmaColsPerTile) {
     s.unroll = 1;
+    noteRule("an activation prologue over more than 8 rows: one step in "
+             "flight (two spill)");
+  }
   // Siblings load a tile of each weight a step: a lane keeps at most the
   // bytes in flight of int8's stream (four steps of 32 bytes) over all the
   // weights, and a block may take 128 registers a thread. Left to itself
@@ -114,6 +125,11 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
     s.unroll = std::max<int64_t>(
         1, std::min(s.unroll, kSiblingLaneBytes / (stepBytes * c.weights)));
     s.regs = s.unroll * s.vec * c.weights > 128 ? 168 : 128;
+    noteRule(Twine(c.weights) +
+             " weights (siblings): " + plural(s.unroll, "step", "steps") +
+             " of each in flight, at most int8's stream's bytes a lane; "
+             ".maxnreg " +
+             Twine(s.regs));
   }
   s.splitk = 1;
   int64_t tiles =
@@ -145,6 +161,19 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
          tiles * s.kwarps * warpBytes < loadBytesInFlightPerSM(t) * t.numSMs &&
          moreWarps(s.kwarps))
     s.kwarps *= 2;
+  if (notingRules()) {
+    int64_t inFlight = tiles * s.kwarps * warpBytes;
+    std::string why =
+        s.kwarps == 8 ? "the most"
+        : inFlight >= loadBytesInFlightPerSM(t) * t.numSMs
+            ? "the fewest that keep " +
+                  std::to_string(loadBytesInFlightPerSM(t) / 1024) +
+                  " KiB of loads in flight a multiprocessor (" +
+                  std::to_string(inFlight / 1024) + " KiB in all)"
+            : "more would leave a warp too few steps, or need a second wave";
+    noteRule(plural(tiles, "tile", "tiles") + " of 16 weight rows; K over " +
+             plural(s.kwarps, "warp", "warps") + ": " + why);
+  }
   // Grids past the in-flight cap (several waves) stop it at one or two
   // warps on K, but an int4 stream's blocks there still gain from four:
   // shorter blocks end the last wave sooner. int4 at M = 1, heuristic
@@ -152,9 +181,13 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // 2048 47.7 / 43.7, 256000 x 3584 163.3 / 150.7, 37888 x 3584 28.4 /
   // 26.3, 57344 x 8192 84.2 / 81.3 (bench/results/2026-12-06-probe, c6;
   // int8 streams were not measured there).
-  if (stream && bits < 8)
+  if (stream && bits < 8 && s.kwarps < 4 && keepsSteps(s.kwarps)) {
     while (s.kwarps < 4 && keepsSteps(s.kwarps))
       s.kwarps *= 2;
+    noteRule("int4 past the in-flight cap: " + Twine(s.kwarps) +
+             " warps on K all the same (shorter blocks end the last wave "
+             "sooner)");
+  }
   s.warps = std::max<int64_t>(4, s.kwarps);
   // Every block reads the stream's activations again: per k, M of them
   // against its tiles' 16 weights. Where those activations outweigh one
@@ -198,6 +231,13 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
     s.kwarps = tileKWarps;
     s.warps = 2 * tileKWarps;
     s.stages = 2;
+    noteRule("two tiles a block, two stages: M = " + Twine(c.m) + "'s " +
+             Twine(tensorBytes(c.a, c.m)) +
+             " bytes of activations a k "
+             "outweigh a tile's " +
+             Twine(c.weightBytes(kMmaRowsPerTile)) + ", and the " +
+             Twine(tiles) + " tiles fill the " + Twine(t.numSMs) +
+             " multiprocessors; " + Twine(tileKWarps) + " warps on K each");
   }
   // Left to choose, ptxas keeps an int4 stream at 54 to 86 registers a
   // thread for occupancy and sinks its loads toward their use; without a
@@ -226,14 +266,31 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // as the heuristic (bench/results/2026-12-06-regs, H100).
   if (stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1) {
     int64_t wide = kWideWarpsPerSM * t.numSMs;
-    if (tiles * s.kwarps <= wide ||
-        tiles * s.kwarps > kLeanStreamWarpsPerSM * t.numSMs) {
+    int64_t warps = tiles * s.kwarps;
+    if (warps <= wide || warps > kLeanStreamWarpsPerSM * t.numSMs) {
       s.regs = 255;
+      noteRule(warps <= wide
+                   ? "uncapped (.maxnreg 255): the grid's " + Twine(warps) +
+                         " warps fit one wave at " + Twine(kWideWarpsPerSM) +
+                         " a multiprocessor (" + Twine(wide) +
+                         "), so the loads stay in flight"
+                   : "uncapped (.maxnreg 255): the grid's " + Twine(warps) +
+                         " warps take several waves at any register count (" +
+                         Twine(kLeanStreamWarpsPerSM * t.numSMs) +
+                         " at the most resident), so the loads stay in "
+                         "flight");
     } else if (s.kwarps == 8 &&
                tiles * 8 > kCappedStreamWarpsPerSM * t.numSMs &&
                tiles * 4 <= wide) {
       s.kwarps = s.warps = 4;
       s.regs = 128;
+      noteRule("four warps on K at .maxnreg 128: eight would need a second "
+               "wave even at ptxas's registers (" +
+               Twine(tiles * 8) + " warps against " +
+               Twine(kCappedStreamWarpsPerSM * t.numSMs) +
+               "), four fit "
+               "one (" +
+               Twine(tiles * 4) + " against " + Twine(wide) + ")");
       // Whole steps a warp, as measured: where K is not a multiple of four
       // warps' 64-k steps, 32 k's and four steps (the same bytes).
       if (s.vec == 64 && c.k % (4 * s.vec * 4)) {

@@ -11,6 +11,7 @@
 #include "passes/Heuristics.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mtc {
@@ -31,6 +32,43 @@ inline bool legalOn(const kernel::ContractShape &c,
              t.maxSharedPerBlock;
 }
 
+/// The reasons behind the start being built, for `mtc compile
+/// --explain-schedule` (defaultSchedule's `why`, Heuristics.cpp): each rule
+/// that shapes it notes what it did and why, in words computed from the
+/// same values it tests. Nothing is kept where no caller asked.
+void noteRule(const llvm::Twine &why);
+/// Whether a caller collects the notes (to skip building costly ones).
+bool notingRules();
+/// The notes so far; noteRollback drops those after it (a start that was
+/// built and not taken).
+size_t noteMark();
+void noteRollback(size_t mark);
+/// Why the first start noted since `mark` was not legal ("" if none was
+/// noted so): for the note of a kind that had no legal start.
+std::string illegalSince(size_t mark);
+/// "1 row", "2 rows".
+inline std::string plural(int64_t n, llvm::StringRef one,
+                          llvm::StringRef many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many).str();
+}
+
+/// How shrinkUntilLegal's note says why a start was not legal.
+inline constexpr llvm::StringLiteral kNotLegal = " is not legal: ";
+
+/// Why `s` is not legal for `c` on `t` ("" if it is).
+inline std::string whyIllegal(const kernel::ContractShape &c,
+                              const kernel::ScheduleParams &s,
+                              const ScheduleTarget &t) {
+  std::string why = kernel::checkContractSchedule(c, s);
+  int64_t shared = kernel::contractLaunchConfig(c, s).sharedBytes();
+  if (why.empty() && shared > t.maxSharedPerBlock)
+    why = "its " + std::to_string(shared) +
+          " bytes of shared memory exceed "
+          "the target's " +
+          std::to_string(t.maxSharedPerBlock);
+  return why;
+}
+
 /// Shrinks `s` one `shrink` step at a time until it is legal for `c` on `t`;
 /// `shrink` returns false when nothing is left to give. True if `s` ended up
 /// legal.
@@ -38,14 +76,27 @@ inline bool
 shrinkUntilLegal(const kernel::ContractShape &c, kernel::ScheduleParams &s,
                  const ScheduleTarget &t,
                  llvm::function_ref<bool(kernel::ScheduleParams &)> shrink) {
-  for (int guard = 0; guard < 32; ++guard) {
-    if (legalOn(c, s, t))
+  std::string first = notingRules() ? s.str() : "", why;
+  for (int guard = 0; guard < 33; ++guard) {
+    if (legalOn(c, s, t)) {
+      if (!why.empty())
+        noteRule("backed off from " + first + " until legal: " + why);
       return true;
-    if (!shrink(s))
+    }
+    if (notingRules() && why.empty())
+      why = whyIllegal(c, s, t);
+    if (guard == 32 || !shrink(s)) {
+      noteRule(first + kNotLegal + why);
       return false;
+    }
   }
-  return legalOn(c, s, t);
+  return false;
 }
+
+/// The heuristic simt start (HeuristicsSimt.cpp); always one, legal where
+/// any simt schedule is.
+kernel::ScheduleParams defaultSimtSchedule(const kernel::ContractShape &c,
+                                           const ScheduleTarget &t);
 
 /// The heuristic mma start (HeuristicsMma.cpp).
 std::optional<kernel::ScheduleParams>

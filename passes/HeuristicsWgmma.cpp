@@ -64,8 +64,12 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     ScheduleParams half = s;
     half.mtile = int64_t(llvm::alignTo(llvm::divideCeil(c.m, 2), 8));
     if (blocksOf(s) < fillBlocks(t) && blocksOf(half) <= t.numSMs &&
-        c.weightBytes(c.n * c.k) <= t.l2Bytes / 2)
+        c.weightBytes(c.n * c.k) <= t.l2Bytes / 2) {
       s.mtile = half.mtile;
+      noteRule("two tiles of " + Twine(s.mtile) +
+               " rows of M instead of "
+               "split K: both fit one wave, and the weight half of L2");
+    }
   } else if (c.m > 256) {
     // Two warpgroups of rows do about 12% more per block than one, so they
     // stay unless one warpgroup's blocks fill their waves enough better to
@@ -79,8 +83,11 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
     if (blocksOf(two) >= fillBlocks(t) &&
         waveShare(blocksOf(s)) <=
-            kTwoRowsGain * kClearWin * waveShare(blocksOf(two)))
+            kTwoRowsGain * kClearWin * waveShare(blocksOf(two))) {
       s.rows = 2;
+      noteRule("two warpgroups of rows: one warpgroup's blocks would not "
+               "fill their waves 10% better");
+    }
   }
   deriveScheduleFields(s);
   int64_t blocks = blocksOf(s);
@@ -95,6 +102,11 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   splitWhile([&](int64_t b) {
     return b < fillBlocks(t) && (!wide || 2 * b <= t.numSMs);
   });
+  noteRule("mtile " + Twine(s.mtile) + ": " + Twine(blocks) + " blocks" +
+           (s.splitk > 1 ? ", K split " + Twine(s.splitk) +
+                               " ways toward three quarters of a wave (" +
+                               Twine(fillBlocks(t)) + ")"
+                         : Twine("")));
   auto sharedWith = [&](int64_t stages) {
     ScheduleParams t = s;
     t.stages = stages;
@@ -106,9 +118,16 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     s.stages = 8;
     s.splitk = 1;
     splitWhile([&](int64_t b) { return 2 * b <= t.numSMs; });
+    noteRule(
+        "two consumer warpgroups take turns over an 8-deep ring: the " +
+        Twine(blocks) + " blocks fit one wave" +
+        (s.splitk > 1 ? ", K split " + Twine(s.splitk) + " ways" : Twine("")));
   } else if (c.m <= 64) {
     s.stages = 8;
     s.cluster = s.splitk == 1 && blocks > t.numSMs ? 2 : 1;
+    noteRule(s.cluster == 2 ? "an 8-deep ring; clusters of two share each "
+                              "weight tile's load (more blocks than a wave)"
+                            : "an 8-deep ring");
   } else if (c.m <= 256) {
     bool twoPerSM = 2 * sharedWith(4) <= t.maxSharedPerBlock;
     int64_t deep = s.mtile <= 128 ? 6 : 5;
@@ -118,6 +137,7 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
   } else {
     s.stages = s.rows == 2 ? 4 : 5;
     s.cluster = 2;
+    noteRule("M > 256: clusters of two share each weight tile's load");
   }
   deriveScheduleFields(s);
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {

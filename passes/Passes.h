@@ -31,6 +31,8 @@ struct PipelineOptions {
   /// Kernels wait on and trigger dependent launch (sm_90+;
   /// EmitOptions::gridDependency).
   bool gridDependency = false;
+  /// mtc-assign-schedules' remarks: each kernel's schedule and why.
+  bool explainSchedules = false;
 };
 
 /// The pipeline's stages, in order (see Pipeline.cpp).

@@ -76,7 +76,9 @@ def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
   let summary = "Give every kernel without a schedule the heuristic one";
   let description = [{
     Kernels that already carry a `#kernel.schedule` (set by the autotuner or
-    written in the input) keep it. With `wgmma=true` (an sm_90a target) the
+    written in the input) keep it. With `explain=true` each kernel gets a
+    remark: its schedule and each heuristic rule that shaped it, or, for a
+    kernel that kept its own, the heuristic's schedule beside it. With `wgmma=true` (an sm_90a target) the
     heuristic may pick the wgmma kind. The other options describe the target
     GPU (defaults: an H100/H200's); `mtc` sets them from `--target`.
   }];
@@ -92,7 +94,10 @@ def AssignSchedules : Pass<"mtc-assign-schedules", "::mtc::graph::FuncOp"> {
            "Shared memory one block may use (opted in), in bytes">,
     Option<"memBandwidth", "mem-bandwidth", "int64_t", /*default=*/"0",
            "The target's memory bandwidth in bytes/s (0: unknown, taken as "
-           "an H200's per multiprocessor)">
+           "an H200's per multiprocessor)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per kernel: its schedule, and the rules that chose "
+           "it (mtc compile --explain-schedule)">
   ];
   let dependentDialects = ["::mtc::kernel::KernelDialect"];
 }

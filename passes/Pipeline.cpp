@@ -35,6 +35,7 @@ void buildSchedulePipeline(OpPassManager &pm, const PipelineOptions &options) {
   assign.l2Bytes = options.target.l2Bytes;
   assign.maxSharedPerBlock = options.target.maxSharedPerBlock;
   assign.memBandwidth = options.target.memBandwidth;
+  assign.explain = options.explainSchedules;
   pm.nest<graph::FuncOp>().addPass(createAssignSchedules(assign));
 }
 

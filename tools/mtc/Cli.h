@@ -56,6 +56,7 @@ extern cl::list<std::string> graphNames;
 extern cl::list<std::string> binds;
 extern cl::opt<bool> noFastDequant;
 extern cl::opt<bool> explainFusion;
+extern cl::opt<bool> explainSchedule;
 extern cl::list<std::string> scheduleFlags;
 extern cl::opt<bool> check;
 extern cl::opt<uint64_t> seed;
@@ -175,6 +176,7 @@ struct Input {
     o.target = gpu.forArch(archUsed);
     o.fastDequant = !noFastDequant;
     o.explainFusion = explainFusion;
+    o.explainSchedule = explainSchedule;
     o.sourceName = inputFile;
     o.outputName = t.name;
     o.bindings = bindings().at(t.bucket);

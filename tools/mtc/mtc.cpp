@@ -84,6 +84,11 @@ cl::opt<bool> explainFusion(
     cl::desc("Print a remark per kernel (the graph nodes it computes) and "
              "per value written between kernels (why it was not fused)"),
     cl::sub(compileCmd));
+cl::opt<bool> explainSchedule(
+    "explain-schedule",
+    cl::desc("Print a remark per kernel: its schedule and each heuristic "
+             "rule that chose it (or the heuristic's beside a given one)"),
+    cl::sub(compileCmd));
 cl::opt<bool> noFastDequant(
     "no-fast-dequant",
     cl::desc("Convert int8 with cvt instructions instead of byte permutes"),
