@@ -68,7 +68,7 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
       s.mtile = half.mtile;
       noteRule("two tiles of " + Twine(s.mtile) +
                " rows of M instead of "
-               "split K: both fit one wave, and the weight half of L2");
+               "split K: both fit one wave, and the weight fits in half of L2");
     }
   } else if (c.m > 256) {
     // Two warpgroups of rows do about 12% more per block than one, so they
