@@ -206,11 +206,3 @@ void mtc::fusion::explainFusion(graph::FuncOp func) {
           << whyApart(prod, reader, v, readers.getArrayRef(), returned);
   }
 }
-
-Location mtc::fusion::remarkAnchor(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    if (!fused.getLocations().empty())
-      return fused.getLocations().back();
-  return loc;
-}

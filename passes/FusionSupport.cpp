@@ -124,3 +124,11 @@ bool mtc::fusion::recomputesMath(ElementwiseOp prod, ElementwiseOp consumer) {
     return o.getDialect() && o.getDialect()->getNamespace() == "math";
   });
 }
+
+Location mtc::fusion::remarkAnchor(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return fused.getLocations().back();
+  return loc;
+}

@@ -32,12 +32,8 @@ void mtc::noteRollback(size_t mark) {
   if (ruleNotes)
     ruleNotes->truncate(mark);
 }
-std::string mtc::illegalSince(size_t mark) {
-  if (ruleNotes)
-    for (StringRef note : llvm::drop_begin(*ruleNotes, mark))
-      if (size_t at = note.find(kNotLegal); at != StringRef::npos)
-        return note.substr(at + kNotLegal.size()).str();
-  return "";
+std::string mtc::lastNote() {
+  return ruleNotes && !ruleNotes->empty() ? ruleNotes->back() : "";
 }
 
 /// From this many activation rows on, the heuristic start is the tiled kind.
@@ -243,7 +239,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
                " >= " + Twine(kWgmmaFromM));
       if (std::optional<ScheduleParams> wgmma = defaultWgmmaSchedule(c, target))
         return *wgmma;
-      std::string why = illegalSince(mark);
+      std::string why = lastNote();
       noteRollback(mark);
       noteRule("not wgmma: no legal start" +
                (why.empty() ? "" : " (" + why + ")"));
@@ -257,9 +253,11 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   std::string noMma = mmaSupport(c, c.mmaAChain, c.mmaBChain || c.factoredB);
   if ((c.m >= 2 || fromOne) && noMma.empty()) {
     if (staged) {
-      // Built without notes first: only the start taken explains itself.
+      // Built without notes first (and again, to note why, only where
+      // they are asked for): only the start taken explains itself.
       size_t mark = noteMark();
       std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target);
+      std::string tiledFailed = tiled ? "" : lastNote();
       noteRollback(mark);
       std::string notShared;
       if (tiled && (c.m >= kTiledFromM ||
@@ -271,9 +269,11 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
                    ": blocks of 64 weight rows stage the "
                    "activations once, and keep the machine busy "
                    "(sharesActivations)");
-        return *defaultTiledSchedule(c, target);
+        return notingRules() ? *defaultTiledSchedule(c, target) : *tiled;
       }
-      if (tiled && c.m < kTiledFromM && c.m > kMmaColsPerTile)
+      if (!tiled && c.m >= kTiledFromM)
+        noteRule("not tiled: no legal start (" + tiledFailed + ")");
+      else if (tiled && c.m < kTiledFromM && c.m > kMmaColsPerTile)
         noteRule("not tiled at " + m + ": " + notShared);
     }
     size_t mark = noteMark();
@@ -284,7 +284,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
                "cores their conversion bounds the kernel)");
     if (std::optional<ScheduleParams> mma = defaultMmaSchedule(c, target))
       return *mma;
-    std::string why = illegalSince(mark);
+    std::string why = lastNote();
     noteRollback(mark);
     noteRule("not mma: no legal start" + (why.empty() ? "" : " (" + why + ")"));
   }
@@ -293,6 +293,8 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
   else if (c.m < 2 && !fromOne)
     noteRule("simt: M = 1 with " + Twine(dtypeBits(c.b)) +
              "-bit weights, a stream on CUDA cores");
+  else
+    noteRule("simt: no tensor-core start is legal");
   return defaultSimtSchedule(c, target);
 }
 

@@ -24,14 +24,6 @@ inline int64_t fillBlocks(const ScheduleTarget &t) {
   return llvm::divideCeil(3 * t.numSMs, 4);
 }
 
-/// Whether `s` is legal for `c` and its shared memory fits the target.
-inline bool legalOn(const kernel::ContractShape &c,
-                    const kernel::ScheduleParams &s, const ScheduleTarget &t) {
-  return kernel::checkContractSchedule(c, s).empty() &&
-         kernel::contractLaunchConfig(c, s).sharedBytes() <=
-             t.maxSharedPerBlock;
-}
-
 /// The reasons behind the start being built, for `mtc compile
 /// --explain-schedule` (defaultSchedule's `why`, Heuristics.cpp): each rule
 /// that shapes it notes what it did and why, in words computed from the
@@ -43,30 +35,35 @@ bool notingRules();
 /// built and not taken).
 size_t noteMark();
 void noteRollback(size_t mark);
-/// Why the first start noted since `mark` was not legal ("" if none was
-/// noted so): for the note of a kind that had no legal start.
-std::string illegalSince(size_t mark);
+/// The last note ("" if none): why a start that had no legal schedule
+/// failed (shrinkUntilLegal's last note), for the note of its kind.
+std::string lastNote();
 /// "1 row", "2 rows".
 inline std::string plural(int64_t n, llvm::StringRef one,
                           llvm::StringRef many) {
   return std::to_string(n) + " " + (n == 1 ? one : many).str();
 }
 
-/// How shrinkUntilLegal's note says why a start was not legal.
-inline constexpr llvm::StringLiteral kNotLegal = " is not legal: ";
-
-/// Why `s` is not legal for `c` on `t` ("" if it is).
+/// Why `s` is not legal for `c` on `t`, or "" if it is and its shared
+/// memory fits the target.
 inline std::string whyIllegal(const kernel::ContractShape &c,
                               const kernel::ScheduleParams &s,
                               const ScheduleTarget &t) {
   std::string why = kernel::checkContractSchedule(c, s);
+  if (!why.empty())
+    return why;
   int64_t shared = kernel::contractLaunchConfig(c, s).sharedBytes();
-  if (why.empty() && shared > t.maxSharedPerBlock)
-    why = "its " + std::to_string(shared) +
-          " bytes of shared memory exceed "
-          "the target's " +
-          std::to_string(t.maxSharedPerBlock);
-  return why;
+  if (shared > t.maxSharedPerBlock)
+    return "its " + std::to_string(shared) +
+           " bytes of shared memory exceed the target's " +
+           std::to_string(t.maxSharedPerBlock);
+  return "";
+}
+
+/// Whether `s` is legal for `c` and its shared memory fits the target.
+inline bool legalOn(const kernel::ContractShape &c,
+                    const kernel::ScheduleParams &s, const ScheduleTarget &t) {
+  return whyIllegal(c, s, t).empty();
 }
 
 /// Shrinks `s` one `shrink` step at a time until it is legal for `c` on `t`;
@@ -76,21 +73,21 @@ inline bool
 shrinkUntilLegal(const kernel::ContractShape &c, kernel::ScheduleParams &s,
                  const ScheduleTarget &t,
                  llvm::function_ref<bool(kernel::ScheduleParams &)> shrink) {
-  std::string first = notingRules() ? s.str() : "", why;
-  for (int guard = 0; guard < 33; ++guard) {
-    if (legalOn(c, s, t)) {
-      if (!why.empty())
-        noteRule("backed off from " + first + " until legal: " + why);
+  std::string first = notingRules() ? s.str() : "", firstWhy;
+  for (int shrinks = 0;; ++shrinks) {
+    std::string why = whyIllegal(c, s, t);
+    if (why.empty()) {
+      if (!firstWhy.empty())
+        noteRule("backed off from " + first + " until legal: " + firstWhy);
       return true;
     }
-    if (notingRules() && why.empty())
-      why = whyIllegal(c, s, t);
-    if (guard == 32 || !shrink(s)) {
-      noteRule(first + kNotLegal + why);
+    if (firstWhy.empty())
+      firstWhy = why;
+    if (shrinks == 32 || !shrink(s)) {
+      noteRule(first + " is not legal: " + firstWhy);
       return false;
     }
   }
-  return false;
 }
 
 /// The heuristic simt start (HeuristicsSimt.cpp); always one, legal where
