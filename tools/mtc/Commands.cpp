@@ -62,6 +62,10 @@ std::optional<int> compileAll(Input &in, std::vector<CompiledGraph> &out) {
     llvm::Expected<CompileOptions> o = in.optionsFor(t, tuneFlag);
     if (!o)
       return failWith(o.takeError());
+    // The remarks that follow belong to this graph (a bucket of --bind
+    // has a name of its own, woq.M4).
+    if (explainFusion || explainSchedule)
+      llvm::errs() << "mtc: " << t.name << ": remarks\n";
     llvm::Expected<CompiledGraph> c = compileGraph(t.graph, *o);
     if (!c)
       return failWith(c.takeError());
