@@ -44,6 +44,10 @@ static constexpr int64_t kCappedStreamWarpsPerSM = 24;
 /// fewest registers ptxas chose for one, 54 to 56 a thread: nine blocks of
 /// four warps (four of eight).
 static constexpr int64_t kLeanStreamWarpsPerSM = 36;
+/// Warps of an int4 stream of two tiles a warp (r2) resident on one
+/// multiprocessor: ptxas gave 96 to 166 registers a thread (M = 4), three
+/// blocks of four warps at the most.
+static constexpr int64_t kTwoTileWarpsPerSM = 12;
 /// The weight bytes a lane of an mma kernel over several weights (siblings)
 /// keeps in flight, at most: int8's stream (four steps of 32 bytes).
 static constexpr int64_t kSiblingLaneBytes = 4 * 32;
@@ -298,6 +302,32 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
         s.unroll = 4;
       }
     }
+  }
+  // Two tiles a warp (r2): every step's activations, loaded once, feed two
+  // tiles' mma. At M = 4 they weigh as much as a tile's weights, so r2 cuts
+  // a step's loads by a quarter; it also halves the grid. It paid where four
+  // warps on K stream a grid that still fills a wave of its own blocks at
+  // their registers (kTwoTileWarpsPerSM): on the 29 zoo shapes so at M = 4,
+  // 1.06x and 1.05x in two runs, worst 0.96x (20672 x 18176). r2 against
+  // r1: 15360 x 5120 19.0 us / 23.9, 128256 x 4096 95.9 / 105.4. Where the
+  // halved grid leaves part of that wave empty it lost (8192 x 6144, 256
+  // blocks: 14.1 / 13.0), as did eight warps on K, whose blocks at those
+  // registers sit one a multiprocessor (10240 x 8192: 26.1 / 22.7), and
+  // steps of 32 k's, four of two tiles in flight (8192 x 22016: 57.5 /
+  // 41.2). On the same 29 shapes at M = 2 and 3, with lighter activations,
+  // it lost: 0.98x and 1.00x (bench/results/2026-12-06-r2, H100). Heavier
+  // ones take two tiles a block above.
+  if (stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1 &&
+      !c.aPrologue && s.warps == 4 && s.kwarps == 4 && s.vec == 64 &&
+      tensorBytes(c.a, c.m) == c.weightBytes(kMmaRowsPerTile) &&
+      llvm::divideCeil(tiles, 2) * s.kwarps >= kTwoTileWarpsPerSM * t.numSMs) {
+    s.rows = 2;
+    noteRule("two tiles a warp (r2): M = " + Twine(c.m) +
+             "'s activations feed both tiles' mma, and the halved grid's " +
+             Twine(llvm::divideCeil(tiles, 2) * s.kwarps) +
+             " warps still fill a wave at " + Twine(kTwoTileWarpsPerSM) +
+             " a multiprocessor (" + Twine(kTwoTileWarpsPerSM * t.numSMs) +
+             ")");
   }
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)

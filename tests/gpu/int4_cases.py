@@ -65,8 +65,11 @@ def int4_cases(quick):
         # 2 above run uncapped).
         add("heur", 1, 8192, 4096, 128)
         add("heur", 2, 8192, 3584, 128)
-        # A grid of several waves uncapped (2000 tiles of four warps on K).
+        # A grid of several waves uncapped (2000 tiles of four warps on K),
+        # and two tiles a warp (r2) at M = 4 and 3 on it and on a ragged N.
         add("heur", 3, 32000, 4096, 128)
+        add("heur", 4, 32000, 4096, 128)
+        add("heur", 4, 32008, 4096, 128)
     for group in [32, 64, 256]:
         for m in ([1] if quick else [1, 16, 100]):
             add("heur", m, 4096, 4096, group)
