@@ -266,9 +266,15 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // 1.01x to 1.41x on the other seven shapes. Four warps lost
   // where eight fit one wave (5120 x 13824, 0.87x to 0.95x), and uncapped
   // on long K, where ptxas took 133 to 138 registers (6656 x 17920 at M = 1:
-  // 41.7 us against 32.8; capped 31.2). Timed as forced schedules, not yet
-  // as the heuristic (bench/results/2026-12-06-regs, H100).
-  if (stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1) {
+  // 41.7 us against 32.8; capped 31.2) (bench/results/2026-12-06-regs,
+  // H100). As the heuristic, against the schedule before the rule: 1.09x,
+  // 1.12x and 1.20x at M = 1, 2 and 4 (2026-12-06-r2).
+  //
+  // These rules, and r2 below, were measured on an int4 one-tile stream of
+  // one weight in gpt-fast's form only.
+  bool int4Stream =
+      stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1;
+  if (int4Stream) {
     int64_t wide = kWideWarpsPerSM * t.numSMs;
     int64_t warps = tiles * s.kwarps;
     if (warps <= wide || warps > kLeanStreamWarpsPerSM * t.numSMs) {
@@ -317,17 +323,16 @@ std::optional<ScheduleParams> mtc::defaultMmaSchedule(const ContractShape &c,
   // 41.2). On the same 29 shapes at M = 2 and 3, with lighter activations,
   // it lost: 0.98x and 1.00x (bench/results/2026-12-06-r2, H100). Heavier
   // ones take two tiles a block above.
-  if (stream && bits < 8 && c.weights == 1 && !c.factoredB && s.stages == 1 &&
-      !c.aPrologue && s.warps == 4 && s.kwarps == 4 && s.vec == 64 &&
-      tensorBytes(c.a, c.m) == c.weightBytes(kMmaRowsPerTile) &&
-      llvm::divideCeil(tiles, 2) * s.kwarps >= kTwoTileWarpsPerSM * t.numSMs) {
+  int64_t halvedWarps = llvm::divideCeil(tiles, 2) * s.kwarps;
+  if (int4Stream && !c.aPrologue && s.warps == 4 && s.kwarps == 4 &&
+      s.vec == 64 && tensorBytes(c.a, c.m) == c.weightBytes(kMmaRowsPerTile) &&
+      halvedWarps >= kTwoTileWarpsPerSM * t.numSMs) {
     s.rows = 2;
     noteRule("two tiles a warp (r2): M = " + Twine(c.m) +
              "'s activations feed both tiles' mma, and the halved grid's " +
-             Twine(llvm::divideCeil(tiles, 2) * s.kwarps) +
-             " warps still fill a wave at " + Twine(kTwoTileWarpsPerSM) +
-             " a multiprocessor (" + Twine(kTwoTileWarpsPerSM * t.numSMs) +
-             ")");
+             Twine(halvedWarps) + " warps still fill a wave at " +
+             Twine(kTwoTileWarpsPerSM) + " a multiprocessor (" +
+             Twine(kTwoTileWarpsPerSM * t.numSMs) + ")");
   }
   bool legal = shrinkUntilLegal(c, s, t, [](ScheduleParams &s) {
     if (s.unroll > 1)

@@ -66,7 +66,7 @@ def int4_cases(quick):
         add("heur", 1, 8192, 4096, 128)
         add("heur", 2, 8192, 3584, 128)
         # A grid of several waves uncapped (2000 tiles of four warps on K),
-        # and two tiles a warp (r2) at M = 4 and 3 on it and on a ragged N.
+        # and two tiles a warp (r2) at M = 4 on it and on a ragged N.
         add("heur", 3, 32000, 4096, 128)
         add("heur", 4, 32000, 4096, 128)
         add("heur", 4, 32008, 4096, 128)
