@@ -49,6 +49,9 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
   max_rel_err                 logits, teacher-forced for --check-steps steps
                               in eager mode, against an fp32 eager copy of
                               the quantized model: max |l - ref| / max |ref|
+  floor_ms, read_ceiling_gbs  the weights' bytes (int4: nibbles, scales and
+                              zeros) at the streaming-read rate that mtc
+                              bench measures on the GPU at hand
   launches_per_step           CUDA kernels launched per step (profiler)
   compile_s                   first-call time of the compiled step, plus
                               swap() (compile + tune) for mtc
@@ -83,9 +86,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gpt_fast_int4 import build_int4_model  # noqa: E402
+from ceiling import read_ceiling  # noqa: E402
 from report import step_profile  # noqa: E402
 
-READ_BW = 4.64e12  # ANCHORS.md: the H200's measured streaming-read rate
 TEMPERATURE, TOP_K = 0.8, 200
 
 
@@ -289,7 +292,7 @@ class Bench:
 
 def run_system(bench, rows, system, batches, args, extra_compile_s=0.0,
                extra=None):
-    floor_ms = bench.weight_bytes / READ_BW * 1e3
+    floor_ms = bench.floor_ms
     for i, b in enumerate(batches):
         err = bench.check(b)
         bench.compile_fresh()
@@ -300,6 +303,7 @@ def run_system(bench, rows, system, batches, args, extra_compile_s=0.0,
                    compile_s=inductor_s + (extra_compile_s if i == 0 else 0),
                    inductor_compile_s=inductor_s,
                    steps=steps, runs_ms=runs, floor_ms=floor_ms,
+                   read_ceiling_gbs=bench.read_bw / 1e9,
                    profile=prof, model=args.model, run=args.run)
         if i == 0:  # what happened once, before the first batch size
             row.update(extra or {})
@@ -398,13 +402,17 @@ def main():
     rows = Rows(args.out, tags)
     bench = Bench(torch, gen, args, model, reference)
     bench.weight_bytes = weight_bytes(torch, model)
+    from mtc._tools import find_binary
+    bench.read_bw = read_ceiling(find_binary())
+    bench.floor_ms = bench.weight_bytes / bench.read_bw * 1e3
     originals = [(parent, name, child)
                  for parent in model.modules()
                  for name, child in parent.named_children()
                  if is_quantized(child)]
     log(f"{len(originals)} {args.mode} linears, "
         f"{bench.weight_bytes / 1e9:.2f} GB of weights: a "
-        f"{bench.weight_bytes / READ_BW * 1e3:.3f} ms read floor per step")
+        f"{bench.floor_ms:.3f} ms read floor per step at this GPU's "
+        f"{bench.read_bw / 1e9:.0f} GB/s")
 
     probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
     baseline = ([int(b) for b in args.baseline_batches.split(",") if b]

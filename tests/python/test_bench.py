@@ -219,3 +219,30 @@ def test_census_table_per_layer():
     assert not any("triton_poi_sample" in line for line in lines)
     assert lines[-1] == "| all kernels | 3.03 | 1.03 |"
     assert census_table({("mtc", "prefill", 1): {"ms": 30.0}}) == ""
+
+
+def test_read_ceiling_is_the_gpu_at_hands(tmp_path):
+    """bench/e2e/ceiling.py: the e2e floors' read rate is what `mtc bench`
+    measures where the run is (a fake mtc here), and a failed measurement
+    ends the run with mtc's message instead of a constant's floor."""
+    sys.path.insert(0, str(ROOT / "bench" / "e2e"))
+    from ceiling import read_ceiling
+    fake = tmp_path / "mtc"
+    fake.write_text("#!/bin/sh\n"
+                    "case \"$1 $3 $4 $5\" in\n"
+                    "'bench --json --replays 5') "
+                    "echo '{\"read_ceiling_gbs\": 3012.5, \"graphs\": []}' ;;\n"
+                    "*) echo \"mtc: error: unexpected $*\" >&2; exit 1 ;;\n"
+                    "esac\n")
+    fake.chmod(0o755)
+    assert read_ceiling(str(fake)) == 3012.5e9
+    broken = tmp_path / "broken"
+    broken.write_text("#!/bin/sh\necho 'mtc: error: no CUDA driver' >&2\n"
+                      "exit 2\n")
+    broken.chmod(0o755)
+    try:
+        read_ceiling(str(broken))
+    except SystemExit as e:
+        assert "(exit 2): mtc: error: no CUDA driver" in str(e)
+    else:
+        raise AssertionError("a failed measurement must end the run")
