@@ -159,20 +159,13 @@ static std::string checkMmaSchedule(const ContractShape &c,
            " k's a step before applying their group's scale and zero (an "
            "f32 dequantization); the group size " +
            std::to_string(c.group) + " must be a multiple of it";
-  if (s.stages >= kMmaRingFromStages && c.weightBytes(s.vec) % 16)
-    return "an mma ring (stages >= 3) copies each lane's weight in 16-byte "
-           "pieces: vec " +
-           std::to_string(s.vec) + " of " + dtypeName(c.b).str() + " is " +
-           std::to_string(c.weightBytes(s.vec)) + " bytes";
   int64_t mt = s.mtile / 8;
   int64_t acc = 4 * s.rows * mt;
   // Per step in flight: two weight rows of vec elements per 16-row tile
-  // (of each stage held in registers: a ring holds one) and vec
-  // activations per 8-row tile.
+  // (of each stage) and vec activations per 8-row tile.
   int64_t wordsW = 2 * s.rows * std::max<int64_t>(1, c.weightBytes(s.vec) / 4);
   int64_t wordsA = mt * s.vec * 2 / 4;
-  int64_t inRegs = s.stages >= kMmaRingFromStages ? 1 : s.stages;
-  int64_t regs = acc + s.unroll * (inRegs * wordsW + wordsA) + 40;
+  int64_t regs = acc + s.unroll * (s.stages * wordsW + wordsA) + 40;
   if (regs > kRegisterBudget)
     return "needs about " + std::to_string(regs) +
            " registers per thread (budget " + std::to_string(kRegisterBudget) +
@@ -234,8 +227,7 @@ static std::string checkTiledSchedule(const ContractShape &c,
 static std::string checkLaunchFits(const ContractShape &c,
                                    const ScheduleParams &s) {
   LaunchConfig l = contractLaunchConfig(c, s);
-  bool staged = s.kind == ScheduleKind::tiled ||
-                s.kind == ScheduleKind::wgmma || l.dynamicSharedBytes > 0;
+  bool staged = s.kind == ScheduleKind::tiled || s.kind == ScheduleKind::wgmma;
   if (staged && l.sharedBytes() > kMaxOptinShared)
     return "needs " + std::to_string(l.sharedBytes()) +
            " bytes of shared memory (limit 227 KiB)";
@@ -280,11 +272,9 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
            "registers: splitk must be 1";
   if (s.kind != ScheduleKind::tiled && !wgmma && s.mwarps != 1)
     return "mwarps is a field of tiled schedules (1 otherwise)";
-  if (s.kind == ScheduleKind::mma && (s.stages < 1 || s.stages > 8))
-    return "mma schedules take stages = 1 to 8 (2: the next unroll steps' "
-           "weights load into registers while the current ones are summed; "
-           "3 to 8: a ring in shared memory, each lane copying its weight "
-           "pieces that many groups of unroll steps ahead)";
+  if (s.kind == ScheduleKind::mma && s.stages != 1 && s.stages != 2)
+    return "mma schedules take stages = 1 or 2 (2: the next unroll steps' "
+           "weights load while the current ones are summed)";
   if (s.kind == ScheduleKind::simt && s.stages != 1)
     return "simt schedules take stages = 1";
   if (!wgmma && s.cluster != 1)
@@ -430,11 +420,6 @@ std::string mtc::kernel::checkReduceSchedule(int64_t rows,
 // Launch geometry
 //===----------------------------------------------------------------------===//
 
-int64_t mtc::kernel::mmaRingLaneBytes(const ContractShape &c,
-                                      const ScheduleParams &s) {
-  return s.stages * s.unroll * c.weights * 2 * s.rows * c.weightBytes(s.vec);
-}
-
 LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
                                                const ScheduleParams &s) {
   LaunchConfig l;
@@ -446,8 +431,6 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
                         (c.rowStatistic ? s.warps * s.mtile * 4 : 0);
   if (s.kind == ScheduleKind::tiled)
     l.dynamicSharedBytes = s.stages * g.stageBytes;
-  if (s.kind == ScheduleKind::mma && s.stages >= kMmaRingFromStages)
-    l.dynamicSharedBytes = mmaRingLaneBytes(c, s) * 32 * s.warps;
   if (s.kind == ScheduleKind::wgmma) {
     // The ring, the slack that aligns it, and a full and an empty mbarrier
     // per stage.

@@ -281,7 +281,7 @@ struct LaunchConfig {
   std::array<int64_t, 3> block{1, 1, 1};
   /// Shared memory the kernel declares statically (reduction scratch, the
   /// split-K flag) and the dynamic shared memory it must be launched with
-  /// (the tiled kind's staging ring, an mma ring).
+  /// (the tiled kind's staging ring).
   int64_t staticSharedBytes = 0;
   int64_t dynamicSharedBytes = 0;
   int64_t sharedBytes() const { return staticSharedBytes + dynamicSharedBytes; }
@@ -344,15 +344,6 @@ std::string checkReduceSchedule(int64_t rows, const ScheduleParams &s);
 
 LaunchConfig contractLaunchConfig(const ContractShape &c,
                                   const ScheduleParams &s);
-
-/// From this many stages on, an mma schedule streams its weights through a
-/// ring in shared memory: each lane copies its own 16-byte pieces of `stages`
-/// groups of `unroll` steps ahead with cp.async (no barrier: a lane reads
-/// only what it copied). Below, the stages are register copies.
-constexpr int64_t kMmaRingFromStages = 3;
-/// The bytes of a lane's ring (its dynamic shared memory is 32 * warps of
-/// them).
-int64_t mmaRingLaneBytes(const ContractShape &c, const ScheduleParams &s);
 
 /// Derived quantities of a contraction schedule, shared by the lowering and
 /// launchConfig.

@@ -6,15 +6,13 @@
 // rows per k-step, `unroll` 64-wide K chunks ahead) and runs mma.sync on
 // them. With two `stages` the next chunks' weights (and their scales and
 // zeros) are loaded before the current ones are summed, so a warp keeps
-// loads in flight while it converts and multiplies. With 3 to 8 stages the
-// weights go through a ring in shared memory instead, each lane copying
-// its own pieces `stages` groups ahead (cp.async) and reading them back.
-// Contract.h describes the fragment layout. An integer weight whose f32
-// dequantization factors (WeightSide.h, matchFactoredWeight) is converted but
-// not dequantized: each step sums x * q from zero, and x on a tile of ones
-// where there is a zero, then adds s * sum(x * q) + z * sum(x) of the step's
-// group and row to the accumulators. With siblings a warp owns `rows` tiles of
-// each weight, and its accumulators hold each weight's in turn.
+// loads in flight while it converts and multiplies. Contract.h describes the
+// fragment layout. An integer weight whose f32 dequantization factors
+// (WeightSide.h, matchFactoredWeight) is converted but not dequantized: each
+// step sums x * q from zero, and x on a tile of ones where there is a zero,
+// then adds s * sum(x * q) + z * sum(x) of the step's group and row to the
+// accumulators. With siblings a warp owns `rows` tiles of each weight, and its
+// accumulators hold each weight's in turn.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
@@ -114,21 +112,16 @@ void MmaEmitter::emitBody() {
   auto kOffset = [&](Value firstChunk, int64_t u) {
     return g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
   };
-  // Step u's weight words of entry i (kOff: the lane's first k): from
-  // global memory, or (a ring) from the lane's shared-memory copy.
-  using RawOf = llvm::function_ref<Raw(int64_t u, size_t i, Value kOff)>;
-  auto streamed = [&](int64_t, size_t i, Value kOff) {
-    return loadStream(g.gep(wRow[i], weightOffset(kOff)), c.weightBytes(span));
-  };
-  auto loadWeights = [&](Value firstChunk, int64_t n, RawOf rawOf) {
+  auto loadWeights = [&](Value firstChunk, int64_t n) {
     Stream st;
     st.w.resize(n);
     st.win.resize(n);
     st.fin.resize(n);
     for (int64_t u = 0; u < n; ++u) {
       Value kOff = kOffset(firstChunk, u);
-      for (auto [i, nr] : llvm::enumerate(wN)) {
-        st.w[u].push_back(rawOf(u, i, kOff));
+      for (auto [i, row, nr] : llvm::enumerate(wRow, wN)) {
+        st.w[u].push_back(
+            loadStream(g.gep(row, weightOffset(kOff)), c.weightBytes(span)));
         // Entry i is row half i % 2 of tile i / 2, of weight i / 2 / rows.
         unsigned w = unsigned(i / 2 / s.rows);
         if (factors) {
@@ -228,87 +221,14 @@ void MmaEmitter::emitBody() {
   };
 
   int64_t inFlight = stepsInFlight(chunks);
-  auto registerStep = [&](Value first, int64_t n, ValueRange iters) {
-    Stream st = loadWeights(first, n, streamed);
-    return compute(st, loadActivations(first, n), n, iters);
-  };
   if (s.stages == 1) {
     // Each group's weights, then its activations, then its sums.
-    acc = unrolledLoop(cBegin, cEnd, inFlight, acc, registerStep);
-  } else if (s.stages >= kMmaRingFromStages) {
-    // A ring in shared memory (Schedule.h, kMmaRingFromStages): `stages`
-    // slots a lane, each a group of inFlight steps of its weight entries in
-    // 16-byte pieces; piece p of slot q of warp w at ((w * stages + q) * P +
-    // p) * 512 + 16 * lane, so a warp's copies of a piece are 512
-    // contiguous bytes. A lane copies group i + stages into group i's slot
-    // once it has summed group i, and reads only what it copied itself
-    // (cp.async.wait_group orders a thread's own copies): no barrier.
-    int64_t S = s.stages, wb = c.weightBytes(span), pw = wb / 16;
-    int64_t E = int64_t(wRow.size()), P = inFlight * E * pw;
-    Value smem = dynamicShared();
-    Value laneBase =
-        g.mul(g.add(g.mul(g.lshr(tid, g.c32(5)), g.c32(S * P * 32)), lane),
-              g.c32(16));
-    auto pieceAt = [&](Value slot, int64_t u, int64_t i, int64_t j) {
-      int64_t p = (u * E + i) * pw + j;
-      return g.gep(
-          smem,
-          g.zext64(g.add(laneBase, g.mul(g.add(g.mul(slot, g.c32(P)), g.c32(p)),
-                                         g.c32(512)))));
-    };
-    Value groups = g.udiv(g.sub(cEnd, cBegin), g.c64(inFlight));
-    // Group `group` (i64) into slot `slot` (i32). Past the last group the
-    // copies read nothing (source size 0) from an address kept inside the
-    // weight, so that every lane commits a group per step all the same.
-    auto issue = [&](Value group, Value slot) {
-      Value valid = g.cmp(arith::CmpIPredicate::ult, group, groups);
-      Value first = g.umin(g.add(cBegin, g.mul(group, g.c64(inFlight))),
-                           g.c64(chunks - inFlight));
-      Value size = g.select(valid, g.c32(16), g.c32(0));
-      for (int64_t u = 0; u < inFlight; ++u) {
-        Value kOff = kOffset(first, u);
-        for (int64_t i = 0; i < E; ++i) {
-          Value src = g.gep(wRow[i], weightOffset(kOff));
-          for (int64_t j = 0; j < pw; ++j)
-            NVVM::CpAsyncOp::create(g.b, g.loc, pieceAt(slot, u, i, j),
-                                    j ? g.gep(src, g.c64(16 * j)) : src, 16,
-                                    NVVM::LoadCacheModifierKind::CG, size);
-        }
-      }
-      NVVM::CpAsyncCommitGroupOp::create(g.b, g.loc);
-    };
-    for (int64_t q = 0; q < S; ++q)
-      issue(g.c64(q), g.c32(int32_t(q)));
-    auto words = VectorType::get({4}, g.i32);
-    acc = g.forLoop(
-        g.c64(0), groups, g.c64(1), acc,
-        [&](Value iv, ValueRange iters) -> SmallVector<Value> {
-          Value first = g.add(cBegin, g.mul(iv, g.c64(inFlight)));
-          // The activations' loads (L2) overlap the wait.
-          auto xraw = loadActivations(first, inFlight);
-          // Group iv has landed: at most S - 1 younger groups pending.
-          NVVM::CpAsyncWaitGroupOp::create(
-              g.b, g.loc, g.b.getI32IntegerAttr(int32_t(S - 1)));
-          Value slot = g.trunc(g.i32, g.urem(iv, g.c64(S)));
-          Stream st =
-              loadWeights(first, inFlight, [&](int64_t u, size_t i, Value) {
-                Raw r;
-                r.bytes = unsigned(wb);
-                for (int64_t j = 0; j < pw; ++j) {
-                  Value v =
-                      g.load(words, pieceAt(slot, u, int64_t(i), j), 16, false);
-                  for (int32_t w = 0; w < 4; ++w)
-                    r.words.push_back(LLVM::ExtractElementOp::create(
-                        g.b, g.loc, v, g.c32(w)));
-                }
-                return r;
-              });
-          SmallVector<Value> a = compute(st, xraw, inFlight, iters);
-          issue(g.add(iv, g.c64(S)), slot);
-          return a;
-        });
-    NVVM::CpAsyncWaitGroupOp::create(g.b, g.loc, g.b.getI32IntegerAttr(0));
-    acc = remainderSteps(cBegin, cEnd, inFlight, groups, acc, registerStep);
+    acc =
+        unrolledLoop(cBegin, cEnd, inFlight, acc,
+                     [&](Value first, int64_t n, ValueRange iters) {
+                       Stream st = loadWeights(first, n);
+                       return compute(st, loadActivations(first, n), n, iters);
+                     });
   } else {
     // Two stages: the next group's weight stream is loaded while this one
     // computes (its activations, which the blocks share through L2, load
@@ -318,7 +238,7 @@ void MmaEmitter::emitBody() {
     acc = pipelinedLoop(
         cBegin, cEnd, inFlight, acc,
         [&](Value first, int64_t n) {
-          Stream st = loadWeights(first, n, streamed);
+          Stream st = loadWeights(first, n);
           SmallVector<Value> flat;
           st.forEachValue([&](Value &v) { flat.push_back(v); });
           shapes[n] = st;

@@ -124,9 +124,7 @@ def sibling_cases():
             ("i4_simt_mt2", 2, 1024, 2800, "simt w4 r1 kw1 v16 u2 mt2 sk1"),
             ("i4_mma_r2_kw2", 5, 1024, 2800, "mma w4 r2 kw2 v32 u2 mt8 sk1"),
             ("mma_st2", 8, 1024, 2816, "mma w8 r2 kw1 v16 u2 mt8 sk1 st2"),
-            ("i4_mma_st2", 3, 1024, 2800, "mma w4 r1 kw1 v32 u2 mt8 sk1 st2"),
-            ("mma_ring", 8, 1024, 2816, "mma w4 r2 kw1 v16 u2 mt8 sk1 st3"),
-            ("i4_mma_ring", 3, 1024, 2800, "mma w4 r1 kw1 v32 u2 mt8 sk1 st5")]:
+            ("i4_mma_st2", 3, 1024, 2800, "mma w4 r1 kw1 v32 u2 mt8 sk1 st2")]:
         nm = f"fused_siblings_sched_{tag}_m{m}_{k}x{n}"
         weight = "i4" if tag.startswith("i4") else "i8"
         cs.append((nm, swiglu_graph(nm, m, k, n, "bf16", weight),

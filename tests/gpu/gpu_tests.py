@@ -215,12 +215,6 @@ def cases(quick):
         # remainder step in three of them.
         ("mma_st2_m1", 1, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u2 mt8 sk1 st2"),
         ("mma_st2_tail", 16, 4097, 4288, "linear", "mma w8 r1 kw2 v16 u4 mt16 sk2 st2"),
-        # A ring in shared memory (3 to 8 stages): 67 chunks over 4 pieces,
-        # groups past a piece's end copy nothing, remainder steps from
-        # global memory; a ragged last weight tile.
-        ("mma_ring_m1", 1, 4096, 4096, "linear", "mma w4 r1 kw1 v16 u2 mt8 sk1 st4"),
-        ("mma_ring_tail", 16, 4097, 4288, "linear", "mma w8 r1 kw2 v16 u4 mt16 sk2 st3"),
-        ("mma_ring_r2_st8", 5, 4096, 4096, "linear", "mma w4 r2 kw4 v32 u1 mt8 sk1 st8"),
         ("tiled_basic", 64, 4096, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt64 sk1 mw1 st4"),
         ("tiled_mw2_ragged", 129, 4097, 4096, "linear", "tiled w8 r2 kw1 v16 u1 mt128 sk1 mw2 st3"),
         ("tiled_sk4_mt40", 33, 4097, 4096, "linear", "tiled w4 r1 kw1 v32 u1 mt40 sk4 mw1 st2"),

@@ -142,10 +142,6 @@ def int4_cases(quick):
         ("mma_st2", 1, 4096, 4096, 128, "bf16", "mma w8 r1 kw2 v64 u2 mt8 sk1 st2"),
         ("mma_st2_f16_sk2", 8, 1000, 4096, 64, "f16", "mma w4 r1 kw1 v32 u2 mt8 sk2 st2"),
         ("mma_f16", 8, 4096, 1024, 32, "f16", "mma w4 r1 kw1 v16 u1 mt8 sk1"),
-        # A ring in shared memory: gpt-fast's M = 1 layer with four warps
-        # on K; a ragged N at M = 3 with split-K and f16.
-        ("mma_ring", 1, 4096, 4096, 128, "bf16", "mma w4 r1 kw4 v64 u2 mt8 sk1 st4"),
-        ("mma_ring_f16_sk2", 3, 1000, 4096, 64, "f16", "mma w4 r1 kw1 v32 u1 mt8 sk2 st6"),
         ("tiled", 64, 4096, 4096, 128, "bf16", "tiled w4 r1 kw1 v32 u1 mt64 sk1 mw1 st4"),
         # The int8 start at M = 9 to 16 (256-wide K tiles, two groups each):
         # correct on int4, which keeps mma for speed (passes/Heuristics.cpp).
@@ -164,8 +160,7 @@ def int4_cases(quick):
             ("sk4", 5, 1000, 4096, 128, "bf16", "mma w4 r1 kw1 v16 u2 mt8 sk4"),
             ("r2_kw4", 16, 4096, 4096, 64, "bf16", "mma w8 r2 kw4 v16 u2 mt16 sk1"),
             ("v32_u4", 1, 1000, 4096, 128, "f16", "mma w8 r1 kw8 v32 u4 mt8 sk1"),
-            ("st2", 3, 1000, 4096, 128, "bf16", "mma w8 r1 kw2 v32 u2 mt8 sk1 st2"),
-            ("ring", 1, 1000, 4096, 128, "bf16", "mma w8 r1 kw2 v32 u2 mt8 sk1 st4")]:
+            ("st2", 3, 1000, 4096, 128, "bf16", "mma w8 r1 kw2 v32 u2 mt8 sk1 st2")]:
         add(f"sched_f32_{tag}", m, n, k, group, act=act, form="f32",
             flags=["--schedule", f"0={s}"])
     wgmma = [
