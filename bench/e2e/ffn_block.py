@@ -168,8 +168,7 @@ def main():
     text = (f"# Llama-3-8B feed-forward half (norm, SwiGLU, residual), int8, "
             f"{dev}\n\nus per call (weight-read floor at the read rate "
             f"mtc bench measured: {floor_us:.1f} us), CUDA kernels per call, "
-            f"max rel "
-            f"err against fp64\n\n" + "\n".join(lines) + "\n")
+            f"max rel err against fp64\n\n" + "\n".join(lines) + "\n")
     (out / "ffn.md").write_text(text)
     print(text)
 

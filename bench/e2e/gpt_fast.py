@@ -171,6 +171,13 @@ class Bench:
         self.n_layers = len(model.layers)
         self.decode_one_token = gen.decode_one_token  # uncompiled original
         self.ref_logits = {}
+        self.weight_bytes = weight_bytes(torch, model)
+        self.read_bw = None  # bytes/s, measured on this GPU (read_ceiling)
+
+    @property
+    def floor_ms(self):
+        """The weights' read time at the measured rate."""
+        return self.weight_bytes / self.read_bw * 1e3
 
     def prompt(self, batch):
         g = self.torch.Generator(device="cuda").manual_seed(1234)
@@ -292,7 +299,6 @@ class Bench:
 
 def run_system(bench, rows, system, batches, args, extra_compile_s=0.0,
                extra=None):
-    floor_ms = bench.floor_ms
     for i, b in enumerate(batches):
         err = bench.check(b)
         bench.compile_fresh()
@@ -302,7 +308,7 @@ def run_system(bench, rows, system, batches, args, extra_compile_s=0.0,
                    tokens_per_s=b * 1e3 / ms, max_rel_err=err,
                    compile_s=inductor_s + (extra_compile_s if i == 0 else 0),
                    inductor_compile_s=inductor_s,
-                   steps=steps, runs_ms=runs, floor_ms=floor_ms,
+                   steps=steps, runs_ms=runs, floor_ms=bench.floor_ms,
                    read_ceiling_gbs=bench.read_bw / 1e9,
                    profile=prof, model=args.model, run=args.run)
         if i == 0:  # what happened once, before the first batch size
@@ -401,10 +407,8 @@ def main():
         is_quantized = mt.is_woq_module
     rows = Rows(args.out, tags)
     bench = Bench(torch, gen, args, model, reference)
-    bench.weight_bytes = weight_bytes(torch, model)
     from mtc._tools import find_binary
     bench.read_bw = read_ceiling(find_binary())
-    bench.floor_ms = bench.weight_bytes / bench.read_bw * 1e3
     originals = [(parent, name, child)
                  for parent in model.modules()
                  for name, child in parent.named_children()
