@@ -175,8 +175,7 @@ class Bench:
         self.read_bw = None  # bytes/s, measured on this GPU (read_ceiling)
 
     @property
-    def floor_ms(self):
-        """The weights' read time at the measured rate."""
+    def floor_ms(self):  # the weights' read time at the measured rate
         return self.weight_bytes / self.read_bw * 1e3
 
     def prompt(self, batch):
@@ -414,9 +413,8 @@ def main():
                  for name, child in parent.named_children()
                  if is_quantized(child)]
     log(f"{len(originals)} {args.mode} linears, "
-        f"{bench.weight_bytes / 1e9:.2f} GB of weights: a "
-        f"{bench.floor_ms:.3f} ms read floor per step at this GPU's "
-        f"{bench.read_bw / 1e9:.0f} GB/s")
+        f"{bench.weight_bytes / 1e9:.2f} GB of weights: a {bench.floor_ms:.3f} "
+        f"ms read floor per step at this GPU's {bench.read_bw / 1e9:.0f} GB/s")
 
     probes = {} if args.max_probes is None else {"max_probes": args.max_probes}
     baseline = ([int(b) for b in args.baseline_batches.split(",") if b]
