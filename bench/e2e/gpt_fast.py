@@ -51,7 +51,7 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               the quantized model: max |l - ref| / max |ref|
   floor_ms, read_ceiling_gbs  the weights' bytes (int4: nibbles, scales and
                               zeros) at the streaming-read rate that mtc
-                              bench measures on the GPU at hand
+                              bench measures on `gpu`, the GPU at hand
   launches_per_step           CUDA kernels launched per step (profiler)
   compile_s                   first-call time of the compiled step, plus
                               swap() (compile + tune) for mtc
@@ -389,7 +389,7 @@ def main():
 
     batches = [int(b) for b in args.batches.split(",") if b]
     systems = args.systems.split(",")
-    tags = {"mode": args.mode}
+    tags = {"mode": args.mode, "gpu": torch.cuda.get_device_name()}
     if args.mode == "int4":
         import quantize
         tags["groupsize"] = args.groupsize

@@ -246,3 +246,25 @@ def test_read_ceiling_is_the_gpu_at_hands(tmp_path):
         assert "(exit 2): mtc: error: no CUDA driver" in str(e)
     else:
         raise AssertionError("a failed measurement must end the run")
+
+
+def test_step_targets_are_the_h200s():
+    """report.py's issue-24 targets: a line per system (mtc and mtc-fused)
+    and batch size; met/MISSED on an H200, and said not to apply elsewhere
+    rather than MISSED."""
+    sys.path.insert(0, str(ROOT / "bench" / "e2e"))
+    from report import INT4_TARGETS_MS, TARGETS_MS, step_targets
+    h200, h100 = "NVIDIA H200", "NVIDIA H100 80GB HBM3"
+    rows = {("mtc", "decode", 1): {"ms_per_step": 3.1, "gpu": h200},
+            ("mtc-fused", "decode", 1): {"ms_per_step": 2.2, "gpu": h200},
+            ("mtc-fused", "decode", 8): {"ms_per_step": 2.0, "gpu": h100},
+            ("gpt-fast", "decode", 1): {"ms_per_step": 5.0, "gpu": h200}}
+    lines = step_targets(rows, TARGETS_MS)
+    assert lines == [
+        "- mtc B=1: 3.100 ms per step (target <= 2.3): MISSED",
+        "- mtc-fused B=1: 2.200 ms per step (target <= 2.3): met",
+        "- mtc-fused B=8: 2.000 ms per step (target <= 2.8): not comparable "
+        f"(H200 target; ran on {h100})"]
+    assert step_targets({("mtc-fused", "decode", 1):
+                         {"ms_per_step": 1.7}}, INT4_TARGETS_MS) == [
+        "- mtc-fused B=1: 1.700 ms per step (target <= 1.6): MISSED"]
