@@ -110,11 +110,46 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
   if (s.vec != wideVec)
     noteRule("K = " + Twine(c.k) + " is no multiple of " +
              Twine(4 * wideVec * s.kwarps) + ": vec " + Twine(s.vec));
-  ContractGeometry g = contractGeometry(c, s);
-  int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
-  while (s.splitk < 16 && blocks * s.splitk < fillBlocks(t) &&
-         tiles / (s.splitk * 2) >= 2 * s.stages)
-    s.splitk *= 2;
+  // Its blocks, and split-K toward three quarters of a wave where they are
+  // fewer (each piece keeping two rings' worth of K tiles).
+  auto splitToFill = [&](ScheduleParams &s) {
+    ContractGeometry g = contractGeometry(c, s);
+    int64_t blocks = g.gridN * g.gridM, tiles = c.k / g.chunk;
+    while (s.splitk < 16 && blocks * s.splitk < fillBlocks(t) &&
+           tiles / (s.splitk * 2) >= 2 * s.stages)
+      s.splitk *= 2;
+    return blocks;
+  };
+  int64_t blocks = splitToFill(s);
+  if (c.m >= kTiledFromM && c.m <= 32 && dtypeBits(c.b) == 8) {
+    // At M = 17 to 32 the activations of a K tile weigh twice a 32-row
+    // block's int8 weights, and each block reads them from L2; its 96 KiB
+    // ring leaves two such 2-warp blocks a multiprocessor. Four warps of
+    // 32 rows (128 rows a block) read a quarter of those bytes per weight
+    // byte, and win wherever their blocks still keep the machine busy: by
+    // themselves (14336 x 4096 at M = 32: 21.6 us against 26.3; 28672 x
+    // 4096 42.2 against 49.9; 128256 x 4096 179.4 against 221.8), or
+    // split along K where the 32-row blocks would hold one multiprocessor
+    // each anyway (4096 x 14336, 128 of them: split 4 ways, 29.7 against
+    // 38.2). Split where the 32-row blocks fill more than a wave, they lost
+    // (8192 x 8192: 34.0 against 24.5; 6144 x 4096: 19.2 against 13.7;
+    // bench/results/2026-12-06-m32, an H200).
+    ScheduleParams wide = s;
+    wide.warps = 4, wide.rows = 2, wide.splitk = 1;
+    int64_t wideBlocks = splitToFill(wide);
+    bool fills = wideBlocks * wide.splitk >= fillBlocks(t);
+    if (fills && (wide.splitk == 1 || blocks <= t.numSMs)) {
+      noteRule("M = 17 to 32, int8: four warps of 32 weight rows (128 a "
+               "block) read a quarter of the activations a weight byte; " +
+               Twine(wideBlocks) + " blocks" +
+               (wide.splitk > 1 ? ", K split " + Twine(wide.splitk) +
+                                      " ways (the 32-row blocks would hold "
+                                      "one multiprocessor each)"
+                                : Twine("")));
+      s = wide;
+      blocks = wideBlocks;
+    }
+  }
   if (s.splitk > 1)
     noteRule("split K " + Twine(s.splitk) + " ways: " + Twine(blocks) +
              " blocks are fewer than three quarters of a wave (" +
