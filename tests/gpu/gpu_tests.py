@@ -223,6 +223,11 @@ def cases(quick):
         ("tiled_kw4", 48, 4096, 4096, "linear", "tiled w8 r1 kw4 v16 u1 mt48 sk1 mw1 st4"),
         ("tiled_kw2_mw2_sk2", 33, 4097, 4096, "linear", "tiled w8 r1 kw2 v32 u1 mt32 sk2 mw2 st3"),
         ("tiled_m1", 1, 4096, 4096, "linear", "tiled w2 r1 kw1 v32 u1 mt8 sk1 mw1 st4"),
+        # The M = 17-32 int8 start's 128-row blocks (Heuristics.cpp): a
+        # ragged last block, split-K, a partial activation tile.
+        ("tiled_m32_wide", 32, 4097, 4096, "linear", "tiled w4 r2 kw1 v64 u1 mt32 sk1 st4"),
+        ("tiled_m24_wide_sk4", 24, 4096, 14336, "linear", "tiled w4 r2 kw1 v64 u1 mt24 sk4 st4"),
+        ("tiled_m17_wide", 17, 4097, 4096, "linear", "tiled w4 r2 kw1 v64 u1 mt24 sk1 st4"),
         ("simt_rg255", 1, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u8 mt1 sk1 rg255"),
         ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
         ("splitk4", 1, 4096, 4096, "linear", "simt w4 r2 kw1 v16 u2 mt1 sk4"),
