@@ -241,6 +241,10 @@ def step_targets(rows, targets_ms):
 
 
 def targets(rows):
+    """Issue 24's step targets (in ms: the H200's, `verdict`), then issue
+    10's other lines. Those are ratios within one run (tokens/s, the floor
+    measured on the GPU at hand, gpt-fast's prefill) or compile times, so
+    they apply on any GPU."""
     out = step_targets(rows, TARGETS_MS)
 
     def ok(cond):
