@@ -32,7 +32,7 @@ def main():
         bind = (["--bind", "M=1,2,4,8,16,32,64,128,256"]
                 if re.search(r"\[M,", text) else [])
         inputs.append((os.path.basename(p), text, bind))
-    for m in (1, 16, 128):
+    for m in (1, 16, 32, 128):
         p = os.path.join(ROOT, "bench", "graphs", f"woq_m{m}.graph")
         inputs.append((os.path.basename(p), open(p).read(), []))
     inputs += gpu_tests.cases(quick=False)
