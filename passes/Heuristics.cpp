@@ -134,10 +134,44 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // 38.2). Split where the 32-row blocks fill more than a wave, they lost
     // (8192 x 8192: 34.0 against 24.5; 6144 x 4096: 19.2 against 13.7;
     // bench/results/2026-12-06-m32, an H200).
+    //
+    // Unsplit, their ring decides how the grid runs. A 256-wide K tile's
+    // ring (192 KiB) holds a multiprocessor per block, so the blocks run
+    // in waves of one a multiprocessor, and where the last wave leaves
+    // more than a fifth of the waves' slots empty the idle multiprocessors
+    // cost more than the reads saved: 19968 x 6656 (156 blocks, two waves
+    // 59% full) 71.0 us against 61.2, 22016 x 4096 (65%) 46.4 / 40.6,
+    // 35840 x 6656 (71%) 107.8 / 100.3, 37888 x 3584 (75%) 63.1 / 60.1;
+    // from 82% full they won, 27648 x 5120 58.5 / 63.7, 44032 x 8192
+    // (87%) 134.9 / 152.5. Narrower K tiles' rings (48 or 96 KiB) hold two
+    // to four blocks a multiprocessor at once: they won wherever every
+    // multiprocessor had one (21632 x 19072, 169 blocks: 159.6 / 198.2;
+    // 27072 x 24896 334.2 / 354.4) and lost where some had none (14976 x
+    // 4288, 117 blocks: 34.7 / 32.0) (bench/results/2026-12-07-m16, c1,
+    // an H100 with 132 multiprocessors).
     ScheduleParams wide = s;
     wide.warps = 4, wide.rows = 2, wide.splitk = 1;
     int64_t wideBlocks = splitToFill(wide);
     bool fills = wideBlocks * wide.splitk >= fillBlocks(t);
+    std::string waveWhy;
+    if (fills && wide.splitk == 1) {
+      int64_t shared = contractLaunchConfig(c, wide).sharedBytes();
+      bool onePerSM = 2 * shared > t.maxSharedPerBlock;
+      int64_t slots = llvm::divideCeil(wideBlocks, t.numSMs) * t.numSMs;
+      fills = onePerSM ? 5 * wideBlocks >= 4 * slots : wideBlocks >= t.numSMs;
+      if (!fills)
+        waveWhy = onePerSM
+                      ? "their " + plural(wideBlocks, "block", "blocks") +
+                            " of a multiprocessor each fill " +
+                            Twine(100 * wideBlocks / slots).str() +
+                            "% of their waves (under 80%)"
+                      : "their " + plural(wideBlocks, "block", "blocks") +
+                            " leave some of the " + std::to_string(t.numSMs) +
+                            " multiprocessors without one";
+    }
+    if (!waveWhy.empty())
+      noteRule("M = 17 to 32, int8: not four warps of 32 weight rows: " +
+               waveWhy);
     if (fills && (wide.splitk == 1 || blocks <= t.numSMs)) {
       noteRule("M = 17 to 32, int8: four warps of 32 weight rows (128 a "
                "block) read a quarter of the activations a weight byte; " +
