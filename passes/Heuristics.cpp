@@ -153,25 +153,21 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     wide.warps = 4, wide.rows = 2, wide.splitk = 1;
     int64_t wideBlocks = splitToFill(wide);
     bool fills = wideBlocks * wide.splitk >= fillBlocks(t);
-    std::string waveWhy;
     if (fills && wide.splitk == 1) {
       int64_t shared = contractLaunchConfig(c, wide).sharedBytes();
       bool onePerSM = 2 * shared > t.maxSharedPerBlock;
       int64_t slots = llvm::divideCeil(wideBlocks, t.numSMs) * t.numSMs;
       fills = onePerSM ? 5 * wideBlocks >= 4 * slots : wideBlocks >= t.numSMs;
       if (!fills)
-        waveWhy = onePerSM
-                      ? "their " + plural(wideBlocks, "block", "blocks") +
-                            " of a multiprocessor each fill " +
-                            Twine(100 * wideBlocks / slots).str() +
-                            "% of their waves (under 80%)"
-                      : "their " + plural(wideBlocks, "block", "blocks") +
-                            " leave some of the " + std::to_string(t.numSMs) +
-                            " multiprocessors without one";
+        noteRule("M = 17 to 32, int8: not four warps of 32 weight rows: "
+                 "their " +
+                 plural(wideBlocks, "block", "blocks") +
+                 (onePerSM ? " of a multiprocessor each fill " +
+                                 Twine(100 * wideBlocks / slots) +
+                                 "% of their waves (under 80%)"
+                           : " leave some of the " + Twine(t.numSMs) +
+                                 " multiprocessors without one"));
     }
-    if (!waveWhy.empty())
-      noteRule("M = 17 to 32, int8: not four warps of 32 weight rows: " +
-               waveWhy);
     if (fills && (wide.splitk == 1 || blocks <= t.numSMs)) {
       noteRule("M = 17 to 32, int8: four warps of 32 weight rows (128 a "
                "block) read a quarter of the activations a weight byte; " +
