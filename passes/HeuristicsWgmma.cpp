@@ -13,31 +13,39 @@ using namespace mtc::kernel;
 
 /// The heuristic wgmma start (sm_90a), from H200 points
 /// (bench/results/2026-12-01-wgmma, -cluster, -consumer, 2026-12-02-convert
-/// and -final).
+/// and -final) and H100 points (2026-12-07-waves).
 ///
-/// Up to M = 256 a block holds all of M as wgmma's N, with one row of
-/// consumer warpgroups, unless two tiles of M fit one wave where one would
-/// need split-K and the weight fits half of L2: 4096 x 4096 takes 14.9 us
-/// against 17.4 at M = 128 and 17.0 against 26.5 at M = 256 (4096 x 14336,
-/// whose weight does not fit, 48.2 against 37.1 at M = 128). Where tiles of
-/// up to 128 rows fit one wave of 132 multiprocessors, two warpgroups take
-/// turns at the K tiles (kwarps 2), split-K going only as far as that wave,
-/// with a ring of eight: 6144 x 4096 at M = 128 takes 19.2 us against 26.8
-/// for split-K 2's 192 blocks, 8192 x 8192 at M = 64 30.5 against 32.1.
-/// Otherwise split-K fills about 100 blocks, but wider tiles never split
-/// past the wave: 6144 x 4096 at M = 256, 96 blocks, takes 25.8 us with no
-/// split, 28.5 with turns and 42.9 with split-K 2. The ring is deep unless
-/// more than a wave could run two to a multiprocessor (M = 128 on 14336 x
-/// 4096: 34.6 us with four stages, 42.5 with six).
+/// Up to M = 256 a block holds all of M as wgmma's N, unless two tiles of
+/// M fit one wave where one would need split-K and the weight fits half of
+/// L2: 4096 x 4096 takes 14.9 us against 17.4 at M = 128 and 17.0 against
+/// 26.5 at M = 256 (4096 x 14336, whose weight does not fit, 48.2 against
+/// 37.1 at M = 128). Where tiles of up to 128 rows fit one wave of 132
+/// multiprocessors, two warpgroups take turns at the K tiles (kwarps 2),
+/// split-K going only as far as that wave, with a ring of eight: 6144 x
+/// 4096 at M = 128 takes 19.2 us against 26.8 for split-K 2's 192 blocks,
+/// 8192 x 8192 at M = 64 30.5 against 32.1. Otherwise split-K fills about
+/// 100 blocks. The ring is deep unless more than a wave could run two to a
+/// multiprocessor (M = 128 on 14336 x 4096: 34.6 us with four stages, 42.5
+/// with six).
 ///
-/// Above M = 256, two warpgroups of 64 weight rows by 256 of M (the
-/// consumers take the producer's registers, setmaxnreg) in clusters of two
-/// sharing the activations, where that makes about 100 blocks and fills the
-/// last wave about as well as one warpgroup would: 8192 x 8192 at M = 1024
-/// takes 196.0 us against 220.2 for one warpgroup of 256, and 831.0 against
-/// 952.5 for two of 192 at M = 4096, but 6144 x 4096 at M = 1024 (192
-/// blocks of two, 1.45 waves; 384 of one, 2.91) 95.1 against 81.7. Fewer
-/// blocks take one warpgroup of 256 (4096 x 4096 at M = 512 would make 64).
+/// Tiles wider than 128 rows of M (above M = 256: 256 rows, the consumers
+/// taking the producer's registers, setmaxnreg) hold a multiprocessor each,
+/// so their grid runs in waves. Two warpgroups of 64 weight rows do about
+/// 12% more per block than one and are taken unless one warpgroup's blocks
+/// fill their waves 10% better all the same: 8192 x 8192 at M = 1024 takes
+/// 196.0 us against 220.2 for one warpgroup, but 6144 x 4096 at M = 1024
+/// (192 blocks of two, 1.45 waves; 384 of one, 2.91) 95.1 against 81.7. On
+/// an H100 (2026-12-07-waves) that rule at M = 256, where one warpgroup had
+/// been the rule, ran 15 shapes 1.09x faster (12480 x 15424: 195 blocks in
+/// two waves, 185.2 us; 98 in one, 154.4), and without the old floor of
+/// 100 blocks of two at M > 256 it runs 5120 x 5120 at M = 512 in one wave
+/// of 80 blocks instead of two of 160, 55.3 us against 66.8. Wide tiles
+/// split K only within the wave (6144 x 4096 at M = 256, 96 blocks: 25.8 us
+/// unsplit, 42.9 with split-K 2) and, above M = 256, not at all: split
+/// there lost on every shape measured but one, 1.2-2.2x (3072 x 2048 at
+/// M = 512, 192 blocks of half K against 96 of all: 36.1 us against 16.4;
+/// 2048 x 2048 in one wave, 23.3 against 15.1; 2048 x 8192 won, 40.1
+/// against 45.1).
 ///
 /// Clusters gain 2-4% at M >= 1024 and lose up to 7% on the many-block
 /// shapes at M = 128 and 256; at M = 64 a cluster of two shares the
@@ -70,23 +78,36 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
                " rows of M instead of "
                "split K: both fit one wave, and the weight fits in half of L2");
     }
-  } else if (c.m > 256) {
+  }
+  // Tiles wider than 128 rows of M hold a multiprocessor each (their ring
+  // takes most of shared memory), so their grid runs in waves of numSMs.
+  bool wide = s.mtile > 128;
+  if (wide) {
     // Two warpgroups of rows do about 12% more per block than one, so they
     // stay unless one warpgroup's blocks fill their waves enough better to
-    // be 10% faster all the same (one block per multiprocessor either way:
-    // the ring takes most of shared memory).
+    // be 10% faster all the same.
     ScheduleParams two = s;
     two.rows = 2;
     auto waveShare = [&](int64_t blocks) {
       return double(blocks) / double(llvm::alignTo(blocks, t.numSMs));
     };
     constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
-    if (blocksOf(two) >= fillBlocks(t) &&
-        waveShare(blocksOf(s)) <=
-            kTwoRowsGain * kClearWin * waveShare(blocksOf(two))) {
+    int64_t oneBlocks = blocksOf(s), twoBlocks = blocksOf(two);
+    auto pct = [](double share) {
+      return std::to_string(int64_t(share * 100 + 0.5));
+    };
+    if (waveShare(oneBlocks) <=
+        kTwoRowsGain * kClearWin * waveShare(twoBlocks)) {
       s.rows = 2;
-      noteRule("two warpgroups of rows: one warpgroup's blocks would not "
-               "fill their waves 10% better");
+      noteRule("two warpgroups of rows (12% more work a block): " +
+               Twine(twoBlocks) + " blocks fill " + pct(waveShare(twoBlocks)) +
+               "% of their waves, one warpgroup's " + Twine(oneBlocks) + " " +
+               pct(waveShare(oneBlocks)) + "% (under 1.23x that)");
+    } else {
+      noteRule("one warpgroup of rows: its " + Twine(oneBlocks) +
+               " blocks fill " + pct(waveShare(oneBlocks)) +
+               "% of their waves, over 1.23x two warpgroups' " +
+               Twine(twoBlocks) + " (" + pct(waveShare(twoBlocks)) + "%)");
     }
   }
   deriveScheduleFields(s);
@@ -97,10 +118,10 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
            tiles / (s.splitk * 2) >= 2 * s.stages)
       s.splitk *= 2;
   };
-  // Tiles wider than 128 rows never split past the wave (nor take turns).
-  bool wide = c.m <= 256 && s.mtile > 128;
+  // Wide tiles never split past the wave (nor take turns), and above
+  // M = 256 not at all (measured above).
   splitWhile([&](int64_t b) {
-    return b < fillBlocks(t) && (!wide || 2 * b <= t.numSMs);
+    return b < fillBlocks(t) && (!wide || (c.m <= 256 && 2 * b <= t.numSMs));
   });
   noteRule("mtile " + Twine(s.mtile) + ": " + Twine(blocks) + " blocks" +
            (s.splitk > 1 ? ", K split " + Twine(s.splitk) +
@@ -130,7 +151,7 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
                             : "an 8-deep ring");
   } else if (c.m <= 256) {
     bool twoPerSM = 2 * sharedWith(4) <= t.maxSharedPerBlock;
-    int64_t deep = s.mtile <= 128 ? 6 : 5;
+    int64_t deep = s.rows == 2 ? 4 : s.mtile <= 128 ? 6 : 5;
     if (!(twoPerSM && blocks * s.splitk > t.numSMs) &&
         sharedWith(deep) <= t.maxSharedPerBlock)
       s.stages = deep;
