@@ -443,7 +443,7 @@ LaunchConfig mtc::kernel::contractLaunchConfig(const ContractShape &c,
                      {1, wRow, g.colsPerBlock, wRow}};
   }
   if (s.splitk > 1)
-    l.workspaceBytes = llvm::alignTo(s.splitk * c.m * c.n * 4, 256) +
+    l.workspaceBytes = llvm::alignTo(c.m * c.n * 4, 256) +
                        llvm::alignTo(g.gridN * g.gridM * 4, 256);
   return l;
 }

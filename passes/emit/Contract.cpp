@@ -5,10 +5,9 @@
 // the output and (when blocks split K) the workspace. Its threads own outputs
 // and K pieces as the schedule's kind decides; the kinds deliver each output
 // through the same path: warps that split K add their partial sums in shared
-// memory, blocks that split K store theirs in their own slice of an f32
-// workspace and the last block to arrive adds the slices in split order and
-// runs the epilogue, and the epilogue runs on one thread per output and
-// stores the result.
+// memory, blocks that split K add theirs into a zeroed f32 workspace and the
+// last block to arrive runs the epilogue and re-zeroes it, and the epilogue
+// runs on one thread per output and stores the result.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/emit/Contract.h"
@@ -90,7 +89,7 @@ LogicalResult ContractEmitter::emit() {
   bx = g.udiv(rest, g.c32(geo.gridM));
   if (cl > 1)
     bx = g.add(g.mul(bx, g.c32(cl)), g.band(bid, g.c32(cl - 1)));
-  bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
+  Value bz = s.splitk > 1 ? g.ctaidZ() : g.c32(0);
   m0 = g.mul(by, g.c32(s.mtile));
   assignPiece(bz);
 
@@ -345,9 +344,8 @@ void ContractEmitter::preloadChannels(ArrayRef<Value> ns) {
   }
 }
 
-Value ContractEmitter::workspaceElem(Value slice, Value m, Value n) {
-  Value row = g.add(g.mul(g.zext64(slice), g.c64(M())), g.zext64(m));
-  Value idx = g.add(g.mul(row, g.c64(N())), g.zext64(n));
+Value ContractEmitter::workspaceElem(Value m, Value n) {
+  Value idx = g.add(g.mul(g.zext64(m), g.c64(N())), g.zext64(n));
   return g.gep(WS, g.mul(idx, g.c64(4)));
 }
 
@@ -358,11 +356,11 @@ void ContractEmitter::deliver(Value m, Value n, ArrayRef<Value> sums) {
   Value v = sums.front();
   Value ok =
       g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
-  // Each block stores its partial sums in its own slice: plain stores (f32
-  // atomics into one shared slice made the kernels up to 14% slower on an
-  // H100, bench/results/2026-12-07-waves), and totals that do not depend on
-  // the order the blocks ran in.
-  g.ifThen(ok, [&] { g.store(v, workspaceElem(bz, m, n), 4); });
+  g.ifThen(ok, [&] {
+    LLVM::AtomicRMWOp::create(g.b, g.loc, LLVM::AtomicBinOp::fadd,
+                              workspaceElem(m, n), v,
+                              LLVM::AtomicOrdering::monotonic, "device");
+  });
 }
 
 void ContractEmitter::splitKFinish(int64_t count,
@@ -374,7 +372,7 @@ void ContractEmitter::splitKFinish(int64_t count,
   Value flag = sharedArray("last", g.i32, 1);
   g.fenceGpu();
   g.barrier();
-  int64_t countersAt = llvm::alignTo(s.splitk * M() * N() * 4, 256);
+  int64_t countersAt = llvm::alignTo(M() * N() * 4, 256);
   Value counter =
       g.gep(WS, g.add(g.c64(countersAt), g.mul(g.zext64(bid), g.c64(4))));
   g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)), [&] {
@@ -388,31 +386,26 @@ void ContractEmitter::splitKFinish(int64_t count,
   Value isLast = g.cmp(Pred::ne, g.load(g.i32, flag, 4), g.c32(0));
   g.ifThen(isLast, [&] {
     g.fenceGpu();
-    // The slices in order, whichever block came last: the totals do not
-    // depend on the order the blocks ran in.
     SmallVector<Value> totals;
     for (int64_t j = 0; j < count; ++j) {
-      Value m = g.umin(mOf(j), g.c32(M() - 1));
-      Value n = g.umin(nOf(j), g.c32(N() - 1));
-      Value total;
-      for (int64_t z = 0; z < s.splitk; ++z) {
-        // Relaxed at device scope: the other blocks' sums are in L2.
-        Value part = LLVM::LoadOp::create(
-            g.b, g.loc, g.f32, workspaceElem(g.c32(z), m, n),
-            g.b.getI64IntegerAttr(4), /*volatile_=*/false,
-            /*nontemporal=*/false, /*invariant=*/false,
-            /*invariantGroup=*/false, LLVM::AtomicOrdering::monotonic,
-            g.b.getStringAttr("device"), nullptr, nullptr, nullptr, nullptr,
-            nullptr);
-        total = z == 0 ? part : g.fadd(total, part);
-      }
-      totals.push_back(total);
+      Value ws = workspaceElem(g.umin(mOf(j), g.c32(M() - 1)),
+                               g.umin(nOf(j), g.c32(N() - 1)));
+      // Relaxed at device scope: the other blocks' sums are in L2.
+      totals.push_back(LLVM::LoadOp::create(
+          g.b, g.loc, g.f32, ws, g.b.getI64IntegerAttr(4), /*volatile_=*/false,
+          /*nontemporal=*/false, /*invariant=*/false,
+          /*invariantGroup=*/false, LLVM::AtomicOrdering::monotonic,
+          g.b.getStringAttr("device"), nullptr, nullptr, nullptr, nullptr,
+          nullptr));
     }
     for (int64_t j = 0; j < count; ++j) {
       Value m = mOf(j), n = nOf(j);
       Value ok = g.andi(ownerOf(j), g.andi(g.cmp(Pred::ult, m, g.c32(M())),
                                            g.cmp(Pred::ult, n, g.c32(N()))));
-      g.ifThen(ok, [&] { writeOutput(m, n, totals[j], /*hoist=*/false); });
+      g.ifThen(ok, [&] {
+        g.store(g.cf32(0), workspaceElem(m, n), 4);
+        writeOutput(m, n, totals[j], /*hoist=*/false);
+      });
     }
     g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)),
              [&] { g.store(g.c32(0), counter, 4); });

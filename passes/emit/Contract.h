@@ -84,7 +84,7 @@ protected:
   llvm::DenseMap<std::pair<unsigned, mlir::Value>, mlir::Value> channels;
   /// Thread, lane, warp along N and along K, block, block along N, first
   /// output row of the block, K piece.
-  mlir::Value tid, lane, wn, wk, bid, bx, bz, m0, piece;
+  mlir::Value tid, lane, wn, wk, bid, bx, m0, piece;
 
   int64_t M() const { return c.m; }
   int64_t N() const { return c.n; }
@@ -144,15 +144,15 @@ protected:
   /// forgetChannels(). The insertion point must dominate those calls.
   void preloadChannels(llvm::ArrayRef<mlir::Value> ns);
   void forgetChannels() { channels.clear(); }
-  /// Workspace element for output (m, n) in split `slice`'s slice.
-  mlir::Value workspaceElem(mlir::Value slice, mlir::Value m, mlir::Value n);
+  /// Workspace element for output (m, n).
+  mlir::Value workspaceElem(mlir::Value m, mlir::Value n);
   /// What the owner of output (m, n) does with its block's sums (one per
-  /// weight): store them through the epilogue, or store the sum in its
-  /// split's slice of the workspace (split-K, one weight only).
+  /// weight): store them through the epilogue, or add the sum into the
+  /// split-K workspace (one weight only).
   void deliver(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> sums);
 
-  /// Split-K: after every block stored its sums, the last block to arrive
-  /// adds the slices in split order and runs the epilogue.
+  /// Split-K: after every block added its sums, the last block to arrive
+  /// takes the totals (re-zeroing the workspace) and runs the epilogue.
   /// Output j (of `count`) is (mOf(j), nOf(j)), delivered by the threads
   /// where ownerOf(j) holds. All totals are loaded first, unconditionally
   /// (clamped addresses), so the loads overlap instead of each waiting for
