@@ -156,14 +156,14 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     if (fills && wide.splitk == 1) {
       int64_t shared = contractLaunchConfig(c, wide).sharedBytes();
       bool onePerSM = 2 * shared > t.maxSharedPerBlock;
-      int64_t slots = llvm::divideCeil(wideBlocks, t.numSMs) * t.numSMs;
-      fills = onePerSM ? 5 * wideBlocks >= 4 * slots : wideBlocks >= t.numSMs;
+      fills =
+          onePerSM ? waveFill(wideBlocks, t) >= 0.8 : wideBlocks >= t.numSMs;
       if (!fills)
         noteRule("M = 17 to 32, int8: not four warps of 32 weight rows: "
                  "their " +
                  plural(wideBlocks, "block", "blocks") +
                  (onePerSM ? " of a multiprocessor each fill " +
-                                 Twine(100 * wideBlocks / slots) +
+                                 percent(waveFill(wideBlocks, t)) +
                                  "% of their waves (under 80%)"
                            : " leave some of the " + Twine(t.numSMs) +
                                  " multiprocessors without one"));

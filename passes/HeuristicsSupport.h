@@ -24,6 +24,17 @@ inline int64_t fillBlocks(const ScheduleTarget &t) {
   return llvm::divideCeil(3 * t.numSMs, 4);
 }
 
+/// How full the waves of `blocks` one-a-multiprocessor blocks are: blocks
+/// over the slots of the waves they take (1 where the last wave is full).
+inline double waveFill(int64_t blocks, const ScheduleTarget &t) {
+  return double(blocks) / double(llvm::alignTo(blocks, t.numSMs));
+}
+
+/// A share as a whole percent, for the notes.
+inline std::string percent(double share) {
+  return std::to_string(int64_t(share * 100 + 0.5));
+}
+
 /// The reasons behind the start being built, for `mtc compile
 /// --explain-schedule` (defaultSchedule's `why`, Heuristics.cpp): each rule
 /// that shapes it notes what it did and why, in words computed from the

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelOps.h"
 #include "passes/HeuristicsSupport.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mtc;
@@ -88,26 +89,23 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // be 10% faster all the same.
     ScheduleParams two = s;
     two.rows = 2;
-    auto waveShare = [&](int64_t blocks) {
-      return double(blocks) / double(llvm::alignTo(blocks, t.numSMs));
-    };
     constexpr double kTwoRowsGain = 1.12, kClearWin = 1.1;
+    constexpr double kOneRowNeeds = kTwoRowsGain * kClearWin;
     int64_t oneBlocks = blocksOf(s), twoBlocks = blocksOf(two);
-    auto pct = [](double share) {
-      return std::to_string(int64_t(share * 100 + 0.5));
-    };
-    if (waveShare(oneBlocks) <=
-        kTwoRowsGain * kClearWin * waveShare(twoBlocks)) {
+    double oneFill = waveFill(oneBlocks, t), twoFill = waveFill(twoBlocks, t);
+    std::string needs = llvm::formatv("{0:F2}x", kOneRowNeeds).str();
+    if (oneFill <= kOneRowNeeds * twoFill) {
       s.rows = 2;
-      noteRule("two warpgroups of rows (12% more work a block): " +
-               Twine(twoBlocks) + " blocks fill " + pct(waveShare(twoBlocks)) +
-               "% of their waves, one warpgroup's " + Twine(oneBlocks) + " " +
-               pct(waveShare(oneBlocks)) + "% (under 1.23x that)");
+      noteRule("two warpgroups of rows (" + percent(kTwoRowsGain - 1) +
+               "% more work a block): " + Twine(twoBlocks) + " blocks fill " +
+               percent(twoFill) + "% of their waves, one warpgroup's " +
+               Twine(oneBlocks) + " " + percent(oneFill) + "% (under " + needs +
+               " that)");
     } else {
       noteRule("one warpgroup of rows: its " + Twine(oneBlocks) +
-               " blocks fill " + pct(waveShare(oneBlocks)) +
-               "% of their waves, over 1.23x two warpgroups' " +
-               Twine(twoBlocks) + " (" + pct(waveShare(twoBlocks)) + "%)");
+               " blocks fill " + percent(oneFill) + "% of their waves, over " +
+               needs + " two warpgroups' " + Twine(twoBlocks) + " (" +
+               percent(twoFill) + "%)");
     }
   }
   deriveScheduleFields(s);
