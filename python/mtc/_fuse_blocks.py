@@ -184,7 +184,9 @@ class _GroupedAttention:
             mask = mask.repeat(1, 1, g, 1)
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
                                            dropout_p=0.0)
-        y = y.view(b, heads, t, d).transpose(1, 2).contiguous()
+        # reshape, not view: SDPA's memory-efficient backend returns its
+        # output transposed (heads inside rows), which view cannot split.
+        y = y.reshape(b, heads, t, d).transpose(1, 2).contiguous()
         return self.wo(y.view(b, t, self.dim))
 
 
