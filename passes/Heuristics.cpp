@@ -179,6 +179,25 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
       s = wide;
       blocks = wideBlocks;
     }
+    // 32-row blocks unsplit and at most one a multiprocessor: two tiles of
+    // 16 rows of M double the blocks and halve each block's ring, so the
+    // multiprocessors hold more loads in flight (4096 x 4096 at M = 32,
+    // 128 blocks: 11.3 us against 12.9; 2048 x 2048 to 3584 x 4096, 64 to
+    // 112 blocks: 1.13-1.17x; at M = 24, 13.1 against 13.7). Each tile
+    // reads all the weight rows, so the second must hold at least half a
+    // tile of M: at M = 17 (16 rows and 1) 4096 x 4096 took 17.2 us
+    // against 14.5. From more than a wave the halved blocks lost (4608 x
+    // 3584, 144 blocks: 14.4 against 12.2; 6144 x 4096 16.2 against 13.8)
+    // (bench/results/2026-12-07-m32-split, an H100).
+    if (s.warps == 2 && s.splitk == 1 && blocks <= t.numSMs && c.m >= 24) {
+      s.mtile = 16;
+      ContractGeometry g = contractGeometry(c, s);
+      noteRule("M = 24 to 32, int8: the " + plural(blocks, "block", "blocks") +
+               " of 32 weight rows fit one wave: two tiles of 16 rows of M "
+               "make " +
+               Twine(g.gridN * g.gridM));
+      blocks = g.gridN * g.gridM;
+    }
   }
   if (s.splitk > 1)
     noteRule("split K " + Twine(s.splitk) + " ways: " + Twine(blocks) +
@@ -324,6 +343,21 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
       std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target);
       std::string tiledFailed = tiled ? "" : lastNote();
       noteRollback(mark);
+      // Where the tiled start at M = 17 to 32 splits K (its blocks are
+      // too few for the machine), wgmma's blocks of 64 weight rows split
+      // it better: 4096 x 14336 at M = 32, 27.1 us against 33.0; 3520 x
+      // 22016 34.4 against 56.7; 2048 x 8192 at M = 17 11.9 against 22.4
+      // (the zoo's eleven such shapes at M = 32, 1.18-1.75x;
+      // bench/results/2026-12-07-m32-split, an H100).
+      if (tiled && tiled->splitk > 1 && target.wgmma && c.m >= kTiledFromM &&
+          c.m <= 32 && dtypeBits(c.b) == 8) {
+        size_t wmark = noteMark();
+        noteRule("wgmma at " + m + ": the tiled start would split K " +
+                 Twine(tiled->splitk) + " ways");
+        if (std::optional<ScheduleParams> w = defaultWgmmaSchedule(c, target))
+          return *w;
+        noteRollback(wmark);
+      }
       std::string notShared;
       if (tiled && (c.m >= kTiledFromM ||
                     sharesActivations(c, *tiled, target, &notShared))) {

@@ -1,7 +1,8 @@
 //===- HeuristicsWgmma.cpp - The wgmma kind's start schedule --------------===//
 //
-// The heuristic start of the wgmma kind (sm_90a), at M >= 64; the other
-// kinds' are in Heuristics.cpp.
+// The heuristic start of the wgmma kind (sm_90a), at M >= 64 and, where
+// the tiled start would split K, at M = 17 to 32; the other kinds' are in
+// Heuristics.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "dialects/Kernel/KernelOps.h"
@@ -136,7 +137,15 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     s.kwarps = 2;
     s.stages = 8;
     s.splitk = 1;
-    splitWhile([&](int64_t b) { return 2 * b <= t.numSMs; });
+    // At M <= 32 (where the tiled start would split K) the ring of 8 is
+    // small enough for two blocks or more a multiprocessor: split until
+    // the blocks number a wave (4096 x 14336 at M = 32, 64 blocks: split 4
+    // ways 27.2 us, 2 ways 30.3; 3072 x 24576, 48 blocks: 4 ways 35.7, 8
+    // ways 41.0; 2026-12-07-m32-split, an H100).
+    bool coresident = c.m <= 32 && 2 * sharedWith(8) <= t.maxSharedPerBlock;
+    splitWhile([&](int64_t b) {
+      return coresident ? b < t.numSMs : 2 * b <= t.numSMs;
+    });
     noteRule(
         "two consumer warpgroups take turns over an 8-deep ring: the " +
         Twine(blocks) + " blocks fit one wave" +

@@ -228,6 +228,10 @@ def cases(quick):
         ("tiled_m32_wide", 32, 4097, 4096, "linear", "tiled w4 r2 kw1 v64 u1 mt32 sk1 st4"),
         ("tiled_m24_wide_sk4", 24, 4096, 14336, "linear", "tiled w4 r2 kw1 v64 u1 mt24 sk4 st4"),
         ("tiled_m17_wide", 17, 4097, 4096, "linear", "tiled w4 r2 kw1 v64 u1 mt24 sk1 st4"),
+        # Its two 16-row tiles of M where 32-row blocks fit one wave: the
+        # second tile partial at M = 24, N ragged at M = 32.
+        ("tiled_m32_mt16", 32, 4097, 4096, "linear", "tiled w2 r1 kw1 v64 u1 mt16 sk1 st4"),
+        ("tiled_m24_mt16", 24, 4096, 4096, "linear", "tiled w2 r1 kw1 v64 u1 mt16 sk1 st4"),
         ("simt_rg255", 1, 4096, 4096, "linear", "simt w4 r1 kw1 v16 u8 mt1 sk1 rg255"),
         ("kwarps4", 1, 4096, 4096, "linear", "simt w8 r1 kw4 v16 u2 mt1 sk1"),
         ("splitk4", 1, 4096, 4096, "linear", "simt w4 r2 kw1 v16 u2 mt1 sk4"),
@@ -303,6 +307,12 @@ def cases(quick):
         ("kw2_m256_maxnreg", 256, 4096, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt256 st4"),
         ("kw2_m1000_maxnreg_cl2", 1000, 2048, 4112, "bf16", "scale_bias_silu", "w12 r1 kw2 mt256 st5 cl2"),
         ("r2_m256_maxnreg", 256, 4096, 2048, "bf16", "scale", "w12 r2 mt256 st3"),
+        # Turns below M = 64, split where the tiled start would split
+        # (Heuristics.cpp): ragged N, a partial tile of M (17 in 24), ragged
+        # K with SiLU.
+        ("kw2_m32_sk4_ragged_n", 32, 4097, 14336, "bf16", "scale", "w12 r1 kw2 mt32 st8 sk4"),
+        ("kw2_m17_sk8", 17, 2048, 8192, "bf16", "scale", "w12 r1 kw2 mt24 st8 sk8"),
+        ("kw2_m24_sk2_silu", 24, 3520, 4112, "bf16", "scale_bias_silu", "w12 r1 kw2 mt24 st8 sk2"),
         # Turns with two tiles of M, the second ragged (200 = 104 + 96).
         ("kw2_m200_mt104_silu", 200, 4097, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt104 st8"),
     ]
