@@ -149,7 +149,10 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     noteRule(
         "two consumer warpgroups take turns over an 8-deep ring: the " +
         Twine(blocks) + " blocks fit one wave" +
-        (s.splitk > 1 ? ", K split " + Twine(s.splitk) + " ways" : Twine("")));
+        (s.splitk > 1 ? ", K split " + Twine(s.splitk) + " ways" : Twine("")) +
+        (coresident ? " (two or more share a multiprocessor: split until "
+                      "they number a wave)"
+                    : ""));
   } else if (c.m <= 64) {
     s.stages = 8;
     s.cluster = s.splitk == 1 && blocks > t.numSMs ? 2 : 1;
