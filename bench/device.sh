@@ -48,6 +48,9 @@
 #                    [--replays N] [--limit S per point, default 120]
 #                    [--arch ARCH: mtc's --arch for every point; default
 #                    sm_90a for wgmma schedules, mtc's own otherwise]
+#                    [--check: `mtc run --check` each point first (fp64 on
+#                    the CPU), time only those that pass; `mtc bench` alone
+#                    does not compare outputs]
 #   tune --ms LIST   `mtc tune --verbose` -> tune_m<M>.txt [--shape NxK|all,
 #                    default 8192x8192] [--max-probes N] [--force]
 #                    [--limit S per M, default 90: a budget, not a failure]

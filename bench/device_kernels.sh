@@ -34,10 +34,11 @@ print(compare.graph_text(int(sys.argv[1]), n, k, sys.argv[3]))' "$1" "$2" "$3"
 }
 
 cmd_points() {
-  local limit=120 replays="" arch="" weights=int8 files=() f
+  local limit=120 replays="" arch="" weights=int8 check="" files=() f
   while [ $# -gt 0 ]; do
     case $1 in
     --limit) limit=$(number "$1" "${2-}") || exit 2; shift 2 ;;
+    --check) check=1; shift ;;
     --arch) arch=$(arch_arg "$1" "$(value "$1" "${2-}")") || exit 2; shift 2 ;;
     --weights)
       weights=$(value "$1" "${2-}") || exit 2
@@ -66,14 +67,21 @@ cmd_points() {
     [ "$s" = heuristic ] || args=(--schedule "0=$s")
     if [ -n "$arch" ]; then args+=(--arch "$arch")
     else case $s in wgmma*) args+=(--arch sm_90a) ;; esac; fi
-    [ -z "$replays" ] || args+=(--replays "$replays")
     layer_graph "$m" "$shape" "$weights" > "$graph"
+    # --check: the point's outputs against fp64 first (`mtc run --check`,
+    # outputs poisoned); `mtc bench` alone does not compare them.
+    if [ -n "$check" ] && ! timeout "$limit" "$MTC" run "$graph" --check \
+        ${args[@]+"${args[@]}"} < /dev/null > "$err" 2>&1; then
+      echo "$m | $shape | $s | check failed: $(tail -n 1 "$err")"
+      continue
+    fi
+    [ -z "$replays" ] || args+=(--replays "$replays")
     if t=$(timeout "$limit" "$MTC" bench "$graph" ${args[@]+"${args[@]}"} \
           --json < /dev/null 2> "$err"); then
       t=$(printf '%s' "$t" | python3 -c 'import json, sys
 d = json.load(sys.stdin); k = d["graphs"][0]["kernels"][0]
 print(round(k["median_us"], 1), "us", k["schedule"], k["registers"], "regs",
-      k["local_bytes"], "local")')
+      k["local_bytes"], "local")')${check:+, checked}
     else
       rc=$?
       if [ "$rc" -eq 124 ]; then t="timed out after $limit s"

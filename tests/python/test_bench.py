@@ -2,6 +2,7 @@
 rebuilt from published rows, device.sh's command-line check (--dry-run),
 the arguments it gives mtc (through a fake mtc) and the GPU matrix's case
 selection."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -108,6 +109,37 @@ def test_points_take_any_shape(tmp_path):
              str(bad)])
     assert p.returncode == 2
     assert "bad.txt:1: expected 'M NxK SCHEDULE'" in p.stderr + p.stdout
+
+
+def test_points_check_outputs_first(tmp_path, monkeypatch):
+    # --check runs each point through `mtc run --check` (without --replays)
+    # before `mtc bench`, and marks the times it checked...
+    mtc = tmp_path / "mtc"
+    mtc.write_text(FAKE_MTC)
+    mtc.chmod(0o755)
+    points = tmp_path / "points.in"
+    points.write_text("32 4096x4096 tiled w2 r1 kw1 v64 u1 mt16 sk1 st4\n")
+    p = run(["bench/device.sh", "--out", str(tmp_path / "out"), "--mtc",
+             str(mtc), "points", "--check", "--replays", "7", str(points)])
+    assert p.returncode == 0, p.stdout + p.stderr
+    calls = (tmp_path / "args.txt").read_text().splitlines()
+    assert calls[0].startswith("run ") and " --check " in calls[0] + " "
+    assert "--replays" not in calls[0], calls
+    assert calls[1].startswith("bench ") and "--replays 7" in calls[1]
+    assert "--schedule 0=tiled w2 r1" in calls[0] and "mt16" in calls[1]
+    assert p.stdout.rstrip().endswith("0 local, checked"), p.stdout
+    # ...and does not time a point whose outputs differ: the real mtc on the
+    # runtime's fake driver, whose kernels never write them.
+    from conftest import FAKE_CUDA
+    if not Path(FAKE_CUDA).is_file():
+        return
+    monkeypatch.setenv("MTC_CUDA_LIBRARY", FAKE_CUDA)
+    bad = run(["bench/device.sh", "--out", str(tmp_path / "out2"), "--mtc",
+               os.environ["MTC_BINARY"], "points", "--check", str(points)])
+    assert bad.returncode == 0, bad.stdout + bad.stderr
+    assert ("check failed: mtc: error: outputs differ from the fp64 "
+            "reference") in bad.stdout, bad.stdout
+    assert " us " not in bad.stdout.splitlines()[-1]
 
 
 def test_points_int4(tmp_path):
