@@ -47,6 +47,13 @@ static constexpr int64_t kTiledFromM = 17;
 /// tiles (it narrows them where K is no multiple of 256).
 static constexpr int64_t kTiledWideVec = 64;
 
+/// int8 weights at M = 17 to 32, where the tiled start's block shape and
+/// split are chosen by its own rules (defaultTiledSchedule), and wgmma
+/// takes its splits (defaultContractSchedule).
+static bool int8M17To32(const ContractShape &c) {
+  return c.m >= kTiledFromM && c.m <= 32 && dtypeBits(c.b) == 8;
+}
+
 /// The heuristic tiled start, from H200 measurements of the suite's int8
 /// linears (bench/results/2026-11-30-tiled/points*.txt): small blocks of 2
 /// to 4 warps, each warp on 16 or 32 weight rows and up to 64 activation
@@ -121,7 +128,7 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     return blocks;
   };
   int64_t blocks = splitToFill(s);
-  if (c.m >= kTiledFromM && c.m <= 32 && dtypeBits(c.b) == 8) {
+  if (int8M17To32(c)) {
     // At M = 17 to 32 the activations of a K tile weigh twice a 32-row
     // block's int8 weights, and each block reads them from L2; its 96 KiB
     // ring leaves two such 2-warp blocks a multiprocessor. Four warps of
@@ -189,8 +196,10 @@ defaultTiledSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // against 14.5. From more than a wave the halved blocks lost (4608 x
     // 3584, 144 blocks: 14.4 against 12.2; 6144 x 4096 16.2 against 13.8)
     // (bench/results/2026-12-07-m32-split, an H100).
-    if (s.warps == 2 && s.splitk == 1 && blocks <= t.numSMs && c.m >= 24) {
-      s.mtile = 16;
+    constexpr int64_t kHalfRows = 16;
+    if (s.warps == 2 && s.splitk == 1 && blocks <= t.numSMs &&
+        2 * (c.m - kHalfRows) >= kHalfRows) {
+      s.mtile = kHalfRows;
       ContractGeometry g = contractGeometry(c, s);
       noteRule("M = 24 to 32, int8: the " + plural(blocks, "block", "blocks") +
                " of 32 weight rows fit one wave: two tiles of 16 rows of M "
@@ -349,8 +358,7 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
       // 22016 34.4 against 56.7; 2048 x 8192 at M = 17 11.9 against 22.4
       // (the zoo's eleven such shapes at M = 32, 1.18-1.75x;
       // bench/results/2026-12-07-m32-split, an H100).
-      if (tiled && tiled->splitk > 1 && target.wgmma && c.m >= kTiledFromM &&
-          c.m <= 32 && dtypeBits(c.b) == 8) {
+      if (tiled && tiled->splitk > 1 && target.wgmma && int8M17To32(c)) {
         size_t wmark = noteMark();
         noteRule("wgmma at " + m + ": the tiled start would split K " +
                  Twine(tiled->splitk) + " ways");

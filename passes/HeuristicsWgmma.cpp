@@ -137,11 +137,13 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     s.kwarps = 2;
     s.stages = 8;
     s.splitk = 1;
-    // At M <= 32 (where the tiled start would split K) the ring of 8 is
-    // small enough for two blocks or more a multiprocessor: split until
-    // the blocks number a wave (4096 x 14336 at M = 32, 64 blocks: split 4
+    // Where two blocks or more share a multiprocessor (the ring of 8 at
+    // M <= 32, where the tiled start would split K), split until the
+    // blocks number a wave (4096 x 14336 at M = 32, 64 blocks: split 4
     // ways 27.2 us, 2 ways 30.3; 3072 x 24576, 48 blocks: 4 ways 35.7, 8
-    // ways 41.0; 2026-12-07-m32-split, an H100).
+    // ways 41.0; 2026-12-07-m32-split, an H100). M = 64 to 128 keep the
+    // half wave measured there (2026-12-01-wgmma); this was not timed on
+    // them.
     bool coresident = c.m <= 32 && 2 * sharedWith(8) <= t.maxSharedPerBlock;
     splitWhile([&](int64_t b) {
       return coresident ? b < t.numSMs : 2 * b <= t.numSMs;

@@ -60,13 +60,19 @@ echo '{"device": "fake", "read_ceiling_gbs": 1, "launch_floor_us": 1,
 """
 
 
+def fake_mtc(tmp_path):
+    """FAKE_MTC as an executable `mtc` in tmp_path (it logs there)."""
+    mtc = tmp_path / "mtc"
+    mtc.write_text(FAKE_MTC)
+    mtc.chmod(0o755)
+    return mtc
+
+
 def test_device_sh_passes_arch_to_mtc(tmp_path):
     # The heuristic's kernel for sm_90a (the wgmma kind from M = 64) is only
     # what mtc compiles with --arch sm_90a: points, bench and tune pass it
     # on; a wgmma schedule gets it without asking.
-    mtc = tmp_path / "mtc"
-    mtc.write_text(FAKE_MTC)
-    mtc.chmod(0o755)
+    mtc = fake_mtc(tmp_path)
     points = tmp_path / "points.in"
     points.write_text("64 8192x8192 heuristic  # a trailing comment\n"
                       "64 8192x8192 wgmma w8 r1 mt64 st8  # another\n")
@@ -114,9 +120,7 @@ def test_points_take_any_shape(tmp_path):
 def test_points_check_outputs_first(tmp_path, monkeypatch):
     # --check runs each point through `mtc run --check` (without --replays)
     # before `mtc bench`, and marks the times it checked...
-    mtc = tmp_path / "mtc"
-    mtc.write_text(FAKE_MTC)
-    mtc.chmod(0o755)
+    mtc = fake_mtc(tmp_path)
     points = tmp_path / "points.in"
     points.write_text("32 4096x4096 tiled w2 r1 kw1 v64 u1 mt16 sk1 st4\n")
     p = run(["bench/device.sh", "--out", str(tmp_path / "out"), "--mtc",
@@ -134,8 +138,10 @@ def test_points_check_outputs_first(tmp_path, monkeypatch):
     if not Path(FAKE_CUDA).is_file():
         return
     monkeypatch.setenv("MTC_CUDA_LIBRARY", FAKE_CUDA)
+    small = tmp_path / "small.in"  # a small fp64 reference, even under ASan
+    small.write_text("2 256x256 heuristic\n")
     bad = run(["bench/device.sh", "--out", str(tmp_path / "out2"), "--mtc",
-               os.environ["MTC_BINARY"], "points", "--check", str(points)])
+               os.environ["MTC_BINARY"], "points", "--check", str(small)])
     assert bad.returncode == 0, bad.stdout + bad.stderr
     assert ("check failed: mtc: error: outputs differ from the fp64 "
             "reference") in bad.stdout, bad.stdout
@@ -145,9 +151,7 @@ def test_points_check_outputs_first(tmp_path, monkeypatch):
 def test_points_int4(tmp_path):
     # --weights int4 times gpt-fast's int4 layer (groups of 128) instead of
     # the int8 one; anything else is refused.
-    mtc = tmp_path / "mtc"
-    mtc.write_text(FAKE_MTC)
-    mtc.chmod(0o755)
+    mtc = fake_mtc(tmp_path)
     points = tmp_path / "points.in"
     points.write_text("1 4096x4096 heuristic\n")
     p = run(["bench/device.sh", "--out", str(tmp_path / "out"), "--mtc",
