@@ -318,6 +318,17 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
       return error(group.loc) << err;
     break;
   }
+  case OpKind::Rope: {
+    const Token &cols = node.args[2];
+    if (!cols.is(TokKind::Integer))
+      return error(cols.loc)
+             << "rope: cols must be an integer literal, got '"
+             << quote(cols.text) << "' (" << op->signature << ")";
+    ok = ropeShape(types[0].getShape(), dtypes[0], types[1].getShape(),
+                   dtypes[1], node.ints[2], shape, err);
+    dtype = DType::F32;
+    break;
+  }
   case OpKind::Linear:
     ok = checkSameFloatTypes(op->name, dtypes[0], dtypes[1], err) &&
          linearShape(types[0].getShape(), types[1].getShape(), shape, err);

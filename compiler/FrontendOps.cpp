@@ -14,6 +14,7 @@ constexpr OpInfo kOps[] = {
     {"matmul", OpKind::Matmul, 2, "matmul(a, b)"},
     {"transpose", OpKind::Transpose, 1, "transpose(t)"},
     {"repeat", OpKind::Repeat, 2, "repeat(t, group)"},
+    {"rope", OpKind::Rope, 3, "rope(x, table, cols)"},
     {"add", OpKind::Add, 2, "add(a, b)"},
     {"sub", OpKind::Sub, 2, "sub(a, b)"},
     {"mul", OpKind::Mul, 2, "mul(a, b)"},
@@ -54,6 +55,9 @@ Value mtc::graphfile::createGraphOp(OpBuilder &builder, Location loc,
   case OpKind::Repeat:
     return graph::RepeatOp::create(builder, loc, expected, operands[0],
                                    node.ints[1]);
+  case OpKind::Rope:
+    return graph::RopeOp::create(builder, loc, expected, operands[0],
+                                 operands[1], node.ints[2]);
   case OpKind::Add:
     return graph::AddOp::create(builder, loc, operands[0], operands[1]);
   case OpKind::Sub:

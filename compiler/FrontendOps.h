@@ -21,6 +21,7 @@ enum class OpKind {
   Matmul,
   Transpose,
   Repeat,
+  Rope,
   Add,
   Sub,
   Mul,
@@ -37,10 +38,12 @@ struct OpInfo {
   unsigned arity;
   /// How the arguments are written, for arity errors.
   llvm::StringLiteral signature;
-  /// The values come first; then, for convert, a dtype and for repeat an
-  /// integer.
+  /// The values come first; then, for convert, a dtype and for repeat and
+  /// rope an integer.
   unsigned numValues() const {
-    return kind == OpKind::Convert || kind == OpKind::Repeat ? 1 : arity;
+    if (kind == OpKind::Convert || kind == OpKind::Repeat)
+      return 1;
+    return kind == OpKind::Rope ? 2 : arity;
   }
 };
 

@@ -108,6 +108,11 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
   };
   if (returned)
     return "it is a graph output, written whatever reads it";
+  if (auto e = dyn_cast<ElementwiseOp>(prod);
+      e && readsPosition(e.getBody().front()))
+    return "it reads its elements' positions (kernel.partner, kernel.column: "
+           "a rotary embedding), which only its own kernel or a "
+           "contraction's epilogue computes";
   if (auto c = dyn_cast<ContractOp>(reader)) {
     auto e = dyn_cast<ElementwiseOp>(prod);
     if (e && v == c.getA()) {
@@ -148,11 +153,16 @@ std::string whyApart(Operation *prod, Operation *reader, Value v,
     return std::to_string(readers.size()) +
            " kernels read it: a value is computed once, not once per reader "
            "(only plain conversions are recomputed)";
-  if (isa<ContractOp>(prod)) {
+  if (auto pc = dyn_cast<ContractOp>(prod)) {
     if (isa<ElementwiseOp>(reader) &&
         shapeOf(v) != shapeOf(reader->getResult(0)))
       return "the consumer's iteration space is not the contraction's "
              "(an epilogue runs once per output element)";
+    auto e = dyn_cast<ElementwiseOp>(reader);
+    if (e && pc.getBTransposed() && readsPosition(e.getBody().front()))
+      return "the consumer reads each output's partner column (a rotary "
+             "embedding), which an epilogue has only over a weight stored "
+             "[N, K]";
     return std::string("a contraction only takes elementwise consumers as its "
                        "epilogue, not a ") +
            opName(reader).str();

@@ -59,7 +59,8 @@ struct FoldWeightDequant : OpRewritePattern<ContractOp> {
   LogicalResult matchAndRewrite(ContractOp op,
                                 PatternRewriter &rewriter) const override {
     auto prod = op.getB().getDefiningOp<ElementwiseOp>();
-    if (!prod || !op.getBInputs().empty() || !op.getAInputs().empty() ||
+    if (!prod || readsPosition(prod.getBody().front()) ||
+        !op.getBInputs().empty() || !op.getAInputs().empty() ||
         op.getBTransposed() || !onlyUsedBy(op.getB(), op) ||
         op.getA() == op.getB())
       return rewriter.notifyMatchFailure(op, "no dequantizing producer");

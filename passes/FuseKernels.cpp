@@ -158,6 +158,10 @@ struct FuseEpilogue : OpRewritePattern<ElementwiseOp> {
       if (c.getType().getShape() !=
           cast<RankedTensorType>(op.getType()).getShape())
         continue;
+      // Only a weight [N, K] holds an output's partner column where the
+      // epilogue runs (ContractShape::pairs).
+      if (c.getBTransposed() && readsPosition(op.getBody().front()))
+        continue;
       InputList ep = inputsOf(c.getEpilogueInputs(), c.getEpilogueMaps());
       unsigned numOld = ep.values.size();
       std::optional<SmallVector<int>> consumerArg =
@@ -198,7 +202,8 @@ bool willBeAbsorbed(ElementwiseOp op) {
   if (!consumer)
     return false;
   return bool(inlineProducer(consumer.getInputs(),
-                             mapsOf(consumer.getIndexingMaps()), v, op));
+                             mapsOf(consumer.getIndexingMaps()), v, op,
+                             /*positions=*/true));
 }
 
 struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
@@ -215,7 +220,8 @@ struct FuseElementwiseProducer : OpRewritePattern<ElementwiseOp> {
       auto prod = v.getDefiningOp<ElementwiseOp>();
       if (!prod || !onlyUsedBy(v, op) || recomputesMath(prod, op))
         continue;
-      std::optional<Inlined> m = inlineProducer(op.getInputs(), maps, v, prod);
+      std::optional<Inlined> m =
+          inlineProducer(op.getInputs(), maps, v, prod, /*positions=*/true);
       if (!m)
         continue;
       // The consumer's location (the last node): a fused location of every
@@ -253,8 +259,8 @@ struct FuseEpilogueInputProducer : OpRewritePattern<ContractOp> {
       auto prod = v.getDefiningOp<ElementwiseOp>();
       if (!prod || !onlyUsedBy(v, op) || op.getA() == v || op.getB() == v)
         continue;
-      std::optional<Inlined> m =
-          inlineProducer(op.getEpilogueInputs(), maps, v, prod);
+      std::optional<Inlined> m = inlineProducer(op.getEpilogueInputs(), maps, v,
+                                                prod, /*positions=*/true);
       if (!m)
         continue;
       Location loc = lists.fuseLocs(prod, op);

@@ -51,6 +51,9 @@ std::string mtc::fusion::prologueBlocker(ContractOp op, ElementwiseOp prod,
   auto aType = cast<RankedTensorType>(op.getA().getType());
   if (!op.getAInputs().empty())
     return "it has a prologue already";
+  if (readsPosition(prod.getBody().front()))
+    return "it reads its elements' positions (kernel.partner, "
+           "kernel.column), which a prologue does not have";
   if (op.getATransposed() || op.getBTransposed() || aType.getRank() != 2)
     return "a prologue needs A [M, K] and a weight [N, K]";
   if (std::string why = prologueKindBlocker(op); !why.empty())

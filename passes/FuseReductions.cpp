@@ -82,6 +82,7 @@ struct FuseReduceEpilogue : OpRewritePattern<ElementwiseOp> {
     for (Value v : op.getInputs()) {
       auto red = v.getDefiningOp<ReduceOp>();
       if (!red || red.hasApply() || !onlyUsedBy(v, op) ||
+          readsPosition(op.getBody().front()) ||
           red.getType().getShape() !=
               cast<RankedTensorType>(op.getType()).getShape())
         continue;
@@ -156,6 +157,9 @@ struct FuseReduceEpilogueInputProducer : OpRewritePattern<ReduceOp> {
 std::string mtc::fusion::applyBlocker(ElementwiseOp op, ReduceOp red) {
   if (red.hasApply())
     return "the reduction applies its statistic already";
+  if (readsPosition(op.getBody().front()))
+    return "the consumer reads its elements' positions (kernel.partner, "
+           "kernel.column), which a reduction's apply does not have";
   if (!onlyUsedBy(red.getResult(), op))
     return "other kernels, or the graph's outputs, read the statistic too";
   if (cast<RankedTensorType>(op.getType()).getShape() !=

@@ -14,7 +14,7 @@ namespace mtc::fusion {
 
 std::optional<Inlined> inlineProducer(ValueRange consumerInputs,
                                       ArrayRef<AffineMap> consumerMaps, Value v,
-                                      ElementwiseOp prod) {
+                                      ElementwiseOp prod, bool positions) {
   std::optional<AffineMap> vMap;
   for (auto [in, map] : llvm::zip(consumerInputs, consumerMaps)) {
     if (in != v)
@@ -23,14 +23,21 @@ std::optional<Inlined> inlineProducer(ValueRange consumerInputs,
       return std::nullopt; // read at two different indexings
     vMap = map;
   }
-  if (!vMap)
+  if (!vMap || (readsPosition(prod.getBody().front()) &&
+                (!positions || !vMap->isIdentity())))
     return std::nullopt;
   Inlined r;
   for (auto [in, map] : llvm::zip(consumerInputs, consumerMaps))
     r.consumerArg.push_back(in == v ? -1 : int(r.inputs.add(in, map)));
   for (auto [in, map] :
-       llvm::zip(prod.getInputs(), mapsOf(prod.getIndexingMaps())))
-    r.producerArg.push_back(r.inputs.add(in, map.compose(*vMap)));
+       llvm::zip(prod.getInputs(), mapsOf(prod.getIndexingMaps()))) {
+    AffineMap composed = map.compose(*vMap);
+    // A consumer's `d mod P` composes with the producer's maps into forms
+    // no kernel reads (a group of a period): apart.
+    if (!isIndexingMap(composed))
+      return std::nullopt;
+    r.producerArg.push_back(r.inputs.add(in, composed));
+  }
   return r;
 }
 

@@ -26,11 +26,16 @@ struct Inlined {
 };
 
 /// How `prod` (producing `v`) inlines into a consumer with these inputs and
-/// maps; none if the consumer reads `v` at two different indexings.
+/// maps; none if the consumer reads `v` at two different indexings. A
+/// producer that reads its elements' positions (kernel.partner,
+/// kernel.column) inlines only where `positions` says the consumer computes
+/// per output element (an elementwise body, a contraction's epilogue) and
+/// reads `v` at its own element (an identity map): there the positions are
+/// the same.
 std::optional<Inlined>
 inlineProducer(mlir::ValueRange consumerInputs,
                llvm::ArrayRef<mlir::AffineMap> consumerMaps, mlir::Value v,
-               kernel::ElementwiseOp prod);
+               kernel::ElementwiseOp prod, bool positions = false);
 
 /// Fills the empty `region` with the merged body. The consumer's block (it
 /// may be a long fused chain) is moved in whole and its arguments renumbered

@@ -30,6 +30,9 @@ ScheduleParams mtc::defaultSimtSchedule(const ContractShape &c,
   s.kwarps = 1;
   s.splitk = 1;
   s.mtile = std::min<int64_t>(c.m, 8);
+  // An epilogue that reads each output's partner column needs a warp's
+  // outputs in pairs.
+  const int64_t fewestRows = c.pairs ? 2 : 1;
   if (c.bTransposed) {
     s.rows = 1;
     s.mtile = std::min<int64_t>(c.m, 4);
@@ -41,7 +44,7 @@ ScheduleParams mtc::defaultSimtSchedule(const ContractShape &c,
     // every weight: gate and up of Llama-3-8B at M = 1 with the norm's
     // prologue took 36.7 us at r2 kw2 u4, 60.7 at r1 kw2 u4;
     // bench/results/2026-12-04-siblings.)
-    s.rows = s.mtile <= 2 ? 2 : 1;
+    s.rows = s.mtile <= 2 ? 2 : fewestRows;
     s.unroll = s.mtile == 1 ? 4 : (s.mtile <= 4 ? 2 : 1);
     // M = 1: a warp's share of K in one round of loads. Warps split K while
     // each keeps at least `unroll` steps (fewer would leave the unrolled
@@ -87,9 +90,10 @@ ScheduleParams mtc::defaultSimtSchedule(const ContractShape &c,
                " a warp, " + plural(s.unroll, "step", "steps") + " in flight");
     }
   }
-  // Too few blocks to fill the SMs: narrow each block first.
+  // Too few blocks to fill the SMs: narrow each block first (to pairs of
+  // rows where the epilogue reads each output's partner column).
   int64_t rows = s.rows;
-  while (s.rows > 1 &&
+  while (s.rows > fewestRows &&
          contractGeometry(c, s).gridN * contractGeometry(c, s).gridM <
              2 * t.numSMs)
     s.rows /= 2;
@@ -99,10 +103,10 @@ ScheduleParams mtc::defaultSimtSchedule(const ContractShape &c,
              " the blocks would be fewer than two a "
              "multiprocessor");
   // Back off until the schedule is legal (small or odd problems).
-  bool legal = shrinkUntilLegal(c, s, t, [eb](ScheduleParams &s) {
+  bool legal = shrinkUntilLegal(c, s, t, [eb, fewestRows](ScheduleParams &s) {
     if (s.unroll > 1)
       s.unroll /= 2;
-    else if (s.rows > 1)
+    else if (s.rows > fewestRows)
       s.rows /= 2;
     else if (s.mtile > 1)
       s.mtile = std::max<int64_t>(1, s.mtile / 2);

@@ -300,6 +300,47 @@ static Value toF32(OpBuilder &b, Location loc, Value v) {
   return convertScalar(b, loc, v, b.getF32Type());
 }
 
+/// graph.rope as an elementwise kernel over x's [M, N]: x at the element,
+/// the table at (its row, or 0; n mod D). The table's element at an even n
+/// is the pair's cosine and at an odd n its sine, so each is the other's
+/// kernel.partner, as x's partner is the pair's other coordinate.
+static Value buildRope(OpBuilder &b, Location loc, graph::RopeOp rope,
+                       ArrayAttr nodes) {
+  MLIRContext *ctx = b.getContext();
+  auto table = cast<RankedTensorType>(rope.getTable().getType());
+  AffineExpr d0 = getAffineDimExpr(0, ctx), d1 = getAffineDimExpr(1, ctx);
+  InputList inputs;
+  inputs.add(rope.getX(), AffineMap::getMultiDimIdentityMap(2, ctx));
+  inputs.add(rope.getTable(),
+             AffineMap::get(
+                 2, 0,
+                 {table.getDimSize(0) == 1 ? getAffineConstantExpr(0, ctx) : d0,
+                  d1 % table.getDimSize(1)},
+                 ctx));
+  auto body = [&](OpBuilder &b, ValueRange args) -> Value {
+    Value x = args[0], t = args[1];
+    Value xp = PartnerOp::create(b, loc, x.getType(), x);
+    Value tp = PartnerOp::create(b, loc, t.getType(), t);
+    Value n = ColumnOp::create(b, loc, b.getI32Type());
+    Value odd = arith::TruncIOp::create(b, loc, b.getI1Type(), n);
+    Value c = toF32(b, loc, arith::SelectOp::create(b, loc, odd, tp, t));
+    Value sn = toF32(b, loc, arith::SelectOp::create(b, loc, odd, t, tp));
+    // Even n: x c - x' s; odd n: x c + x' s (x' the pair's other one).
+    Value xc = arith::MulFOp::create(b, loc, x, c);
+    Value ps = arith::MulFOp::create(b, loc, xp, sn);
+    Value rotated = arith::SelectOp::create(
+        b, loc, odd, arith::AddFOp::create(b, loc, xc, ps),
+        arith::SubFOp::create(b, loc, xc, ps));
+    Value cols = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(int32_t(rope.getCols())));
+    Value inside =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n, cols);
+    return arith::SelectOp::create(b, loc, inside, rotated, x);
+  };
+  return createElementwise(b, loc, rope.getType(), inputs, nodes, body)
+      .getResult();
+}
+
 LogicalResult convertNode(OpBuilder &b, Operation *op, unsigned index) {
   MLIRContext *ctx = op->getContext();
   Location loc = op->getLoc();
@@ -369,6 +410,8 @@ LogicalResult convertNode(OpBuilder &b, Operation *op, unsigned index) {
         createElementwise(b, loc, resultType, inputs, nodes,
                           [](OpBuilder &, ValueRange args) { return args[0]; })
             .getResult();
+  } else if (auto rope = dyn_cast<graph::RopeOp>(op)) {
+    replacement = buildRope(b, loc, rope, nodes);
   } else if (isa<graph::AddOp>(op)) {
     replacement = arithmetic([&](OpBuilder &b, ValueRange v) -> Value {
       return arith::AddFOp::create(b, loc, v[0], v[1]);

@@ -278,6 +278,40 @@ llvm::Expected<TensorView> Interpreter::eval(Operation &op, DType dtype,
                                                  i % cols / group)];
                               }));
       })
+      .Case([&](graph::RopeOp rope) -> llvm::Expected<TensorView> {
+        Shape computed;
+        std::string err;
+        int64_t cols = int64_t(rope.getCols());
+        bool ok = ropeShape(args[0]->shape, args[0]->dtype, args[1]->shape,
+                            args[1]->dtype, cols, computed, err);
+        if (llvm::Error e = checkShape(op, ok, err, computed, shape))
+          return std::move(e);
+        // Pair i of each head of D columns, rotated by row r's (cos, sin)
+        // = (table[r, 2i], table[r, 2i + 1]); exact, rounded once.
+        std::vector<double> x = materialize(*args[0], threads);
+        std::vector<double> t = materialize(*args[1], threads);
+        int64_t n = shape[1], d = args[1]->shape[1];
+        bool perRow = args[1]->shape[0] != 1;
+        return viewOf(dtype, shape,
+                      materializeChunks(
+                          product(shape), threads,
+                          [&](int64_t begin, int64_t end, double *dst) {
+                            for (int64_t i = begin; i < end; ++i) {
+                              int64_t m = i / n, j = i % n;
+                              if (j >= cols) {
+                                dst[i - begin] = x[size_t(i)];
+                                continue;
+                              }
+                              size_t row = size_t(perRow ? m * d : 0);
+                              size_t pair = size_t(j % d - j % 2);
+                              double c = t[row + pair], s = t[row + pair + 1];
+                              double p = x[size_t(i ^ 1)];
+                              double v = j % 2 ? x[size_t(i)] * c + p * s
+                                               : x[size_t(i)] * c - p * s;
+                              dst[i - begin] = roundTo(dtype, v);
+                            }
+                          }));
+      })
       .Case<graph::AddOp, graph::SubOp, graph::MulOp>(
           [&](auto) { return binary(op, *args[0], *args[1], dtype, shape); })
       .Case([&](graph::ReluOp) -> llvm::Expected<TensorView> {

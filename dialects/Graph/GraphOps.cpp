@@ -289,6 +289,21 @@ LogicalResult mtc::graph::verifyNode(Operation *op) {
              << rep.getGroup() << "; expected "
              << RankedTensorType::get(shape, in.getElementType());
   }
+  if (auto rope = dyn_cast<RopeOp>(op)) {
+    auto x = cast<RankedTensorType>(rope.getX().getType());
+    auto t = cast<RankedTensorType>(rope.getTable().getType());
+    std::optional<DType> xd = dtypeOf(x.getElementType());
+    std::optional<DType> td = dtypeOf(t.getElementType());
+    Shape shape;
+    std::string err;
+    if (!xd || !td ||
+        !ropeShape(x.getShape(), *xd, t.getShape(), *td,
+                   int64_t(rope.getCols()), shape, err))
+      return rope.emitOpError() << err.substr(err.find(": ") + 2);
+    if (rope.getType() != x)
+      return rope.emitOpError("result type ")
+             << rope.getType() << " must be x's, " << x;
+  }
   if (auto cvt = dyn_cast<ConvertOp>(op)) {
     auto in = cast<RankedTensorType>(cvt.getInput().getType());
     auto out = cast<RankedTensorType>(cvt.getType());

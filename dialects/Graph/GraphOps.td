@@ -190,6 +190,34 @@ def Graph_TransposeOp : Graph_InferredNodeOp<"transpose"> {
   let hasFolder = 1;
 }
 
+def Graph_RopeOp : Graph_NodeOp<"rope"> {
+  let summary = "Rotates pairs of columns by a table's angles (rotary embedding)";
+  let description = [{
+    `x: f32[M, N]`, `table: [R, D]` (a float type; R = 1 or M, D even),
+    `cols` a multiple of D, at most N -> `f32[M, N]`. The first `cols`
+    columns are heads of D; pair i of each head (columns 2i and 2i + 1) is
+    rotated by the angle whose cosine is `table[r, 2i]` and sine
+    `table[r, 2i + 1]` (r = m, or 0 when R = 1):
+
+        result[m, h D + 2i]     = x[m, h D + 2i] c - x[m, h D + 2i + 1] s
+        result[m, h D + 2i + 1] = x[m, h D + 2i + 1] c + x[m, h D + 2i] s
+
+    and the other columns are x's. gpt-fast's `apply_rotary_emb` over a
+    fused q, k, v projection (its `freqs_cis[input_pos]` is the table, one
+    row per token). The table's elements convert to f32 exactly; the
+    kernels compute each result in f32 as gpt-fast's eager form does (two
+    products and their sum, each rounded), the fp64 reference exactly,
+    rounded once.
+
+    ```mlir
+    %r = graph.rope %yf, %f {cols = 5120 : i64}
+        : tensor<1x6144xf32>, tensor<1x128xbf16> -> tensor<1x6144xf32>
+    ```
+  }];
+  let arguments = (ins Graph_Tensor:$x, Graph_Tensor:$table,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$cols);
+}
+
 class Graph_BinaryOp<string mnemonic, string what>
     : Graph_InferredNodeOp<mnemonic> {
   let summary = "Elementwise " # what # " with numpy broadcasting";

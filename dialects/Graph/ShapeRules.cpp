@@ -129,6 +129,39 @@ bool repeatShape(ArrayRef<int64_t> t, int64_t group, Shape &out,
   return true;
 }
 
+bool ropeShape(ArrayRef<int64_t> x, DType xType, ArrayRef<int64_t> table,
+               DType tableType, int64_t cols, Shape &out, std::string &err) {
+  if (xType != DType::F32) {
+    err = "rope: x must be f32 (the rotation computes in f32; convert it "
+          "first), got " +
+          dtypeName(xType).str();
+    return false;
+  }
+  if (!isFloat(tableType)) {
+    err = "rope: the table must be floating point, got " +
+          dtypeName(tableType).str() + "; insert a convert";
+    return false;
+  }
+  if (x.size() != 2) {
+    err = "rope: x must be [M, N], got " + formatShape(x);
+    return false;
+  }
+  if (table.size() != 2 || table[1] % 2 ||
+      (table[0] != 1 && table[0] != x[0])) {
+    err = "rope: the table must be [1, D] or [" + std::to_string(x[0]) +
+          ", D] (a row per row of x) with D even, got " + formatShape(table);
+    return false;
+  }
+  if (cols <= 0 || cols % table[1] || cols > x[1]) {
+    err = "rope: cols must be a positive multiple of the table's " +
+          std::to_string(table[1]) + " columns, at most x's " +
+          std::to_string(x[1]) + ", got " + std::to_string(cols);
+    return false;
+  }
+  out.assign(x.begin(), x.end());
+  return true;
+}
+
 bool rowReductionShape(ArrayRef<int64_t> t, Shape &out, std::string &err) {
   if (t.empty()) {
     err = "a row reduction needs a tensor of rank >= 1";

@@ -44,6 +44,13 @@ bool transposeShape(llvm::ArrayRef<int64_t> t, Shape &out, std::string &err);
 bool repeatShape(llvm::ArrayRef<int64_t> t, int64_t group, Shape &out,
                  std::string &err);
 
+/// rope(x, table, cols): x f32 [M, N], table [R, D] of a float type with
+/// R = 1 or M and D even, cols a positive multiple of D at most N -> f32
+/// [M, N] (pairs of columns rotated by the table's row; GraphOps.td).
+bool ropeShape(llvm::ArrayRef<int64_t> x, DType xType,
+               llvm::ArrayRef<int64_t> table, DType tableType, int64_t cols,
+               Shape &out, std::string &err);
+
 /// sum(t), mean(t): t [..., K] -> [..., 1] (the last dimension reduced and
 /// kept, so that the result broadcasts against t).
 bool rowReductionShape(llvm::ArrayRef<int64_t> t, Shape &out, std::string &err);

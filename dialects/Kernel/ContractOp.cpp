@@ -257,7 +257,8 @@ LogicalResult ContractOp::verify() {
              << i << " must have b input #" << i % numB << "'s type "
              << getBInputs()[i % numB].getType() << ", got " << v.getType();
   if (failed(verifyMappedInputs(*this, "epilogue input", "epilogue maps",
-                                getEpilogueInputs(), getEpilogueMaps(), r)))
+                                getEpilogueInputs(), getEpilogueMaps(), r,
+                                /*allowModulus=*/true)))
     return failure();
   std::optional<ScheduleParams> schedule;
   if (std::optional<ScheduleAttr> attr = getSchedule())
@@ -355,7 +356,7 @@ static LogicalResult verifyEpilogueRegion(ContractOp op, Type f32) {
         cast<RankedTensorType>(v.getType()).getElementType());
   return verifyScalarRegion(
       op, "epilogue", op.getEpilogue(), epilogueArgs,
-      cast<RankedTensorType>(op.getType()).getElementType());
+      cast<RankedTensorType>(op.getType()).getElementType(), op.getType());
 }
 
 void ContractOp::getAsmResultNames(OpAsmSetValueNameFn fn) {
@@ -425,6 +426,7 @@ ContractShape mtc::kernel::contractShape(ContractOp op) {
   c.bInputs = op.getBInputs().size();
   c.group = op.getGroupSize();
   c.weights = 1 + op.getSiblings().size();
+  c.pairs = !op.getEpilogue().empty() && readsPartner(op.getEpilogue().front());
   c.m = 1;
   if (c.aTransposed)
     c.m = a.getDimSize(1);

@@ -37,15 +37,15 @@ LogicalResult ElementwiseOp::verify() {
     return failure();
   ArrayRef<int64_t> r = cast<RankedTensorType>(getType()).getShape();
   if (failed(verifyMappedInputs(*this, "input", "indexing maps", getInputs(),
-                                getIndexingMaps(), r)))
+                                getIndexingMaps(), r, /*allowModulus=*/true)))
     return failure();
   return verifyScheduleOf(*this, getSchedule());
 }
 
 LogicalResult ElementwiseOp::verifyRegions() {
-  return verifyScalarRegion(*this, "body", getBody(),
-                            elementTypesOf(getInputs()),
-                            cast<RankedTensorType>(getType()).getElementType());
+  return verifyScalarRegion(
+      *this, "body", getBody(), elementTypesOf(getInputs()),
+      cast<RankedTensorType>(getType()).getElementType(), getType());
 }
 
 void ElementwiseOp::getAsmResultNames(OpAsmSetValueNameFn fn) {

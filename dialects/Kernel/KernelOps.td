@@ -122,6 +122,38 @@ def Kernel_YieldOp : Kernel_Op<"yield", [Pure, Terminator,
   let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
+def Kernel_PartnerOp : Kernel_Op<"partner", [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A value of the output element's partner column (n xor 1)";
+  let description = [{
+    In an elementwise kernel's body or a contraction's epilogue (a region
+    computed once per output element `[..., n]`): what `value` is at the
+    element `[..., n xor 1]` of the same row, the other column of its pair.
+    Its region's results have an even last dimension. A rotary embedding
+    rotates each pair (graph.rope):
+
+    ```mlir
+    %p = kernel.partner %x : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+def Kernel_ColumnOp : Kernel_Op<"column", [Pure]> {
+  let summary = "The output element's index along the last dimension";
+  let description = [{
+    In an elementwise kernel's body or a contraction's epilogue: `n` of the
+    output element `[..., n]` being computed, as an i32.
+
+    ```mlir
+    %n = kernel.column : i32
+    ```
+  }];
+  let results = (outs I32:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+}
+
 def Kernel_ContractOp : Kernel_Op<"contract", [Pure, IsolatedFromAbove,
     AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<OpAsmOpInterface,

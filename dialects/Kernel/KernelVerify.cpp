@@ -26,13 +26,29 @@ static bool isYield(Operation *op) {
   return op->getName().getStringRef() == "kernel.yield";
 }
 
+/// kernel.partner and kernel.column, by name.
+static bool isPositional(Operation *op) {
+  StringRef name = op->getName().getStringRef();
+  return name == "kernel.partner" || name == "kernel.column";
+}
+
+bool mtc::kernel::readsPosition(Block &block) {
+  return llvm::any_of(block, [](Operation &op) { return isPositional(&op); });
+}
+
+bool mtc::kernel::readsPartner(Block &block) {
+  return llvm::any_of(block, [](Operation &op) {
+    return op.getName().getStringRef() == "kernel.partner";
+  });
+}
+
 bool mtc::kernel::isAllowedScalarOp(Operation *op) {
   if (!isa<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::FPToSIOp,
            arith::ExtSIOp, arith::MulFOp, arith::AddFOp, arith::SubFOp,
            arith::DivFOp, arith::MaximumFOp, arith::MinimumFOp, arith::NegFOp,
-           arith::ConstantOp, arith::SelectOp, arith::CmpFOp, math::ExpOp,
-           math::RsqrtOp>(op) &&
-      !isYield(op))
+           arith::ConstantOp, arith::SelectOp, arith::CmpFOp, arith::CmpIOp,
+           arith::TruncIOp, math::ExpOp, math::RsqrtOp>(op) &&
+      !isYield(op) && !isPositional(op))
     return false;
   return llvm::all_of(op->getOperandTypes(), isScalar) &&
          llvm::all_of(op->getResultTypes(), isScalar);
@@ -70,7 +86,8 @@ SmallVector<Type> mtc::kernel::elementTypesOf(ValueRange values) {
 LogicalResult mtc::kernel::verifyMappedInputs(Operation *op, StringRef what,
                                               StringRef mapsWord,
                                               ValueRange values, ArrayAttr maps,
-                                              ArrayRef<int64_t> space) {
+                                              ArrayRef<int64_t> space,
+                                              bool allowModulus) {
   size_t numMaps = maps ? maps.size() : 0;
   if (numMaps != values.size())
     return op->emitOpError("has ") << values.size() << " " << what << "s but "
@@ -80,7 +97,7 @@ LogicalResult mtc::kernel::verifyMappedInputs(Operation *op, StringRef what,
     if (failed(verifyTensor(op, name, v.getType())) ||
         failed(verifyIndexingMap(
             op, name, cast<AffineMapAttr>(maps[i]).getValue(), space,
-            cast<RankedTensorType>(v.getType()).getShape())))
+            cast<RankedTensorType>(v.getType()).getShape(), allowModulus)))
       return failure();
   }
   return success();
@@ -90,7 +107,7 @@ LogicalResult mtc::kernel::verifyMappedInputs(Operation *op, StringRef what,
 LogicalResult mtc::kernel::verifyScalarRegion(Operation *op, StringRef what,
                                               Region &region,
                                               TypeRange argTypes,
-                                              Type yieldType) {
+                                              Type yieldType, Type output) {
   Block &block = region.front();
   if (block.getNumArguments() != argTypes.size())
     return op->emitOpError()
@@ -108,12 +125,25 @@ LogicalResult mtc::kernel::verifyScalarRegion(Operation *op, StringRef what,
     return op->emitOpError()
            << what << " yields " << yield->getOperand(0).getType()
            << ", expected " << yieldType;
-  for (Operation &inner : block)
+  for (Operation &inner : block) {
     if (!isAllowedScalarOp(&inner))
       return inner.emitOpError()
              << "is not supported inside a kernel " << what
              << " (allowed: scalar arith conversions and arithmetic, "
                 "math.exp, math.rsqrt)";
+    if (!isPositional(&inner))
+      continue;
+    auto out = dyn_cast_or_null<RankedTensorType>(output);
+    if (!out)
+      return inner.emitOpError()
+             << "reads the output element's position, which a kernel " << what
+             << " does not have (only an elementwise body and a "
+                "contraction's epilogue do)";
+    if (out.getShape().back() % 2)
+      return inner.emitOpError()
+             << "needs pairs of columns, but the output's last dimension is "
+             << out.getShape().back();
+  }
   return success();
 }
 

@@ -12,6 +12,13 @@ namespace mtc::kernel {
 
 /// True for the scalar ops kernel regions may contain.
 bool isAllowedScalarOp(mlir::Operation *op);
+/// True if `block` reads its output element's position (kernel.partner or
+/// kernel.column): it is then computed only where that position is the
+/// output's (an elementwise body, a contraction's epilogue), and fusion
+/// never inlines it into another kernel.
+bool readsPosition(mlir::Block &block);
+/// True if `block` reads its output element's partner (kernel.partner).
+bool readsPartner(mlir::Block &block);
 
 /// A statically shaped tensor of rank >= 1 of a dtype mtc knows, within the
 /// tensor limits; `what` names it in the error.
@@ -26,16 +33,20 @@ llvm::SmallVector<mlir::Type> elementTypesOf(mlir::ValueRange values);
 /// as many `maps` (AffineMapAttrs; null for none) as `values` ("has 2
 /// <what>s but 1 <mapsWord>"), each value a tensor verifyTensor takes and
 /// each map valid for the space and the value's shape (named "<what> #i").
+/// `allowModulus`: verifyIndexingMap's.
 llvm::LogicalResult
 verifyMappedInputs(mlir::Operation *op, llvm::StringRef what,
                    llvm::StringRef mapsWord, mlir::ValueRange values,
-                   mlir::ArrayAttr maps, llvm::ArrayRef<int64_t> space);
-/// A scalar region: argument types, the yielded type, allowed ops.
-llvm::LogicalResult verifyScalarRegion(mlir::Operation *op,
-                                       llvm::StringRef what,
-                                       mlir::Region &region,
-                                       mlir::TypeRange argTypes,
-                                       mlir::Type yieldType);
+                   mlir::ArrayAttr maps, llvm::ArrayRef<int64_t> space,
+                   bool allowModulus = false);
+/// A scalar region: argument types, the yielded type, allowed ops. Only a
+/// region computed per element of `output` (an elementwise body, a
+/// contraction's epilogue) may read its position (readsPosition), and only
+/// where the output's last dimension is even (kernel.partner's pairs).
+llvm::LogicalResult
+verifyScalarRegion(mlir::Operation *op, llvm::StringRef what,
+                   mlir::Region &region, mlir::TypeRange argTypes,
+                   mlir::Type yieldType, mlir::Type output = {});
 /// The op's schedule, where it has one, against `check` (the rules of its
 /// kind: "" where legal): fails with "schedule S is illegal: why".
 llvm::LogicalResult

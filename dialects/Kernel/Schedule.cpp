@@ -258,6 +258,15 @@ std::string mtc::kernel::checkContractSchedule(const ContractShape &c,
            "runs on the simt kind: the " +
            stringifyScheduleKind(s.kind).str() +
            " kind does not sum A's rows before its first step";
+  if (c.pairs && c.bTransposed)
+    return "an epilogue that reads each output's partner column "
+           "(kernel.partner) needs the weight stored [N, K] (the layout of "
+           "linear)";
+  if (c.pairs && s.kind == ScheduleKind::simt && s.rows % 2)
+    return "an epilogue that reads each output's partner column "
+           "(kernel.partner) needs the outputs of a simt warp in pairs: rows "
+           "must be even, got " +
+           std::to_string(s.rows);
   if (c.weights > ContractShape::kMaxWeights)
     return "a contraction reads at most " +
            std::to_string(ContractShape::kMaxWeights) + " weights, got " +

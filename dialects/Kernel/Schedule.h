@@ -58,6 +58,10 @@ struct ContractShape {
   /// up projections joined by horizontal fusion); each output has one sum
   /// per weight. Only the simt and mma kinds run more than one.
   int64_t weights = 1;
+  /// The epilogue reads each output's partner column (kernel.partner: a
+  /// rotary embedding): the kind must hold both columns of a pair where it
+  /// runs the epilogue (simt: an even `rows`), and the weight is [N, K].
+  bool pairs = false;
   /// The most weights one contraction reads: each adds its sums and its
   /// loads in flight to every thread's registers.
   static constexpr int64_t kMaxWeights = 4;

@@ -289,27 +289,39 @@ Value ContractEmitter::epilogueOffset(unsigned j, Value m, Value n) {
     Value i = dimIndex(r.dim);
     if (r.divisor > 1)
       i = g.udiv(i, g.c64(r.divisor));
+    if (r.modulus)
+      i = g.urem(i, g.c64(r.modulus));
     off = g.add(off, g.mul(i, g.c64(strides[t])));
   }
   return off;
 }
 
 void ContractEmitter::writeOutput(Value m, Value n, ArrayRef<Value> sums,
-                                  bool hoist) {
+                                  bool hoist, ArrayRef<Value> partner) {
   Value ok =
       g.andi(g.cmp(Pred::ult, m, g.c32(M())), g.cmp(Pred::ult, n, g.c32(N())));
+  auto input = [&](unsigned j, Value mIn, Value nIn) {
+    Type t = elementTypeOf(op.getEpilogueInputs()[j]);
+    Value off = g.mul(epilogueOffset(j, mIn, nIn), g.c64(bytesOf(t)));
+    return g.load(t, g.gep(E[j], off), bytesOf(t), true);
+  };
   auto epilogue = [&](Value mIn, Value nIn) {
     SmallVector<Value> args(sums);
     for (unsigned j = 0; j < E.size(); ++j) {
-      if (Value v = channels.lookup({j, n})) {
-        args.push_back(v);
-        continue;
-      }
-      Type t = elementTypeOf(op.getEpilogueInputs()[j]);
-      Value off = g.mul(epilogueOffset(j, mIn, nIn), g.c64(bytesOf(t)));
-      args.push_back(g.load(t, g.gep(E[j], off), bytesOf(t), true));
+      Value v = channels.lookup({j, n});
+      args.push_back(v ? v : input(j, mIn, nIn));
     }
-    return emitBlock(op.getEpilogue().front(), args);
+    if (!c.pairs)
+      return emitBlock(op.getEpilogue().front(), args);
+    // The partner column n xor 1 (N is even: in range where n is).
+    assert(partner.size() == sums.size() && "the partner's sums");
+    Value nPartner = g.bxor(nIn, g.c32(1));
+    auto partnerArg = [&](unsigned i) {
+      return i < sums.size() ? partner[i]
+                             : input(unsigned(i - sums.size()), mIn, nPartner);
+    };
+    Position position{nIn, partnerArg};
+    return emitBlock(op.getEpilogue().front(), args, &position);
   };
   auto store = [&](Value v) {
     Value off =
@@ -349,9 +361,18 @@ Value ContractEmitter::workspaceElem(Value m, Value n) {
   return g.gep(WS, g.mul(idx, g.c64(4)));
 }
 
-void ContractEmitter::deliver(Value m, Value n, ArrayRef<Value> sums) {
-  if (s.splitk == 1)
-    return writeOutput(m, n, sums);
+void ContractEmitter::deliver(Value m, Value n, ArrayRef<Value> sums,
+                              ArrayRef<Value> partner) {
+  if (s.splitk == 1) {
+    SmallVector<Value> exchanged;
+    if (c.pairs && partner.empty()) {
+      assert(partnerLaneXor && "the kind passes the partner's sums itself");
+      for (Value v : sums)
+        exchanged.push_back(g.shflXor(v, int(partnerLaneXor)));
+      partner = exchanged;
+    }
+    return writeOutput(m, n, sums, /*hoist=*/true, partner);
+  }
   assert(sums.size() == 1 && "split-K takes one weight (checkSchedule)");
   Value v = sums.front();
   Value ok =
@@ -386,25 +407,36 @@ void ContractEmitter::splitKFinish(int64_t count,
   Value isLast = g.cmp(Pred::ne, g.load(g.i32, flag, 4), g.c32(0));
   g.ifThen(isLast, [&] {
     g.fenceGpu();
-    SmallVector<Value> totals;
-    for (int64_t j = 0; j < count; ++j) {
-      Value ws = workspaceElem(g.umin(mOf(j), g.c32(M() - 1)),
-                               g.umin(nOf(j), g.c32(N() - 1)));
-      // Relaxed at device scope: the other blocks' sums are in L2.
-      totals.push_back(LLVM::LoadOp::create(
-          g.b, g.loc, g.f32, ws, g.b.getI64IntegerAttr(4), /*volatile_=*/false,
-          /*nontemporal=*/false, /*invariant=*/false,
+    // Relaxed at device scope: the other blocks' sums are in L2.
+    auto total = [&](Value m, Value n) -> Value {
+      return LLVM::LoadOp::create(
+          g.b, g.loc, g.f32, workspaceElem(m, n), g.b.getI64IntegerAttr(4),
+          /*volatile_=*/false, /*nontemporal=*/false, /*invariant=*/false,
           /*invariantGroup=*/false, LLVM::AtomicOrdering::monotonic,
           g.b.getStringAttr("device"), nullptr, nullptr, nullptr, nullptr,
-          nullptr));
+          nullptr);
+    };
+    // With pairs, each partner's total too (this block's: pairs of
+    // columns never straddle blocks).
+    SmallVector<Value> totals, partners;
+    for (int64_t j = 0; j < count; ++j) {
+      Value m = g.umin(mOf(j), g.c32(M() - 1)),
+            n = g.umin(nOf(j), g.c32(N() - 1));
+      totals.push_back(total(m, n));
+      if (c.pairs)
+        partners.push_back(total(m, g.bxor(n, g.c32(1))));
     }
+    // Another thread may own the partner and re-zero it below.
+    if (c.pairs)
+      g.barrier();
     for (int64_t j = 0; j < count; ++j) {
       Value m = mOf(j), n = nOf(j);
       Value ok = g.andi(ownerOf(j), g.andi(g.cmp(Pred::ult, m, g.c32(M())),
                                            g.cmp(Pred::ult, n, g.c32(N()))));
       g.ifThen(ok, [&] {
         g.store(g.cf32(0), workspaceElem(m, n), 4);
-        writeOutput(m, n, totals[j], /*hoist=*/false);
+        writeOutput(m, n, totals[j], /*hoist=*/false,
+                    c.pairs ? ArrayRef<Value>(partners[j]) : ArrayRef<Value>());
       });
     }
     g.ifThen(g.cmp(Pred::eq, tid, g.c32(0)),

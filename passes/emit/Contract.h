@@ -134,8 +134,11 @@ protected:
   /// alone, +5.6% with div.full and this). Without, the guard holds it all,
   /// which keeps fewer values live (split-K's finish, which has loaded
   /// every total first). `sums` holds one sum per weight.
+  /// Where the epilogue reads each output's partner column (c.pairs:
+  /// kernel.partner), `partner` holds the partner's sums.
   void writeOutput(mlir::Value m, mlir::Value n,
-                   llvm::ArrayRef<mlir::Value> sums, bool hoist = true);
+                   llvm::ArrayRef<mlir::Value> sums, bool hoist = true,
+                   llvm::ArrayRef<mlir::Value> partner = {});
   /// Loads the per-channel epilogue inputs (those that vary with the
   /// output's column only: scales, biases) of each column in `ns` once, at
   /// the insertion point (unconditionally: columns past N read column
@@ -149,7 +152,16 @@ protected:
   /// What the owner of output (m, n) does with its block's sums (one per
   /// weight): store them through the epilogue, or add the sum into the
   /// split-K workspace (one weight only).
-  void deliver(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> sums);
+  /// Where the epilogue reads each output's partner column (c.pairs), the
+  /// partner's sums are `partner`, or, where that is empty, those of lane
+  /// `lane xor partnerLaneXor` (every lane of the warp must deliver then).
+  void deliver(mlir::Value m, mlir::Value n, llvm::ArrayRef<mlir::Value> sums,
+               llvm::ArrayRef<mlir::Value> partner = {});
+  /// The lane holding the partner column's sums of this lane's outputs,
+  /// lane xor this, for the kinds whose lanes hold one column of each pair
+  /// (mma, tiled and wgmma's fragments: 4); 0 where the kind passes the
+  /// partner's sums to deliver itself (simt).
+  int64_t partnerLaneXor = 0;
 
   /// Split-K: after every block added its sums, the last block to arrive
   /// takes the totals (re-zeroing the workspace) and runs the epilogue.

@@ -54,11 +54,28 @@ LogicalResult ElementwiseEmitter::emit() {
         g.mul(g.add(g.mul(bid, g.c64(s.vec)), g.c64(v)), g.c64(threads)), tid);
     g.ifThen(g.cmp(Pred::ult, idx, g.c64(total)), [&] {
       SmallVector<Value> dims = unflatten(idx, R);
-      SmallVector<Value> args;
-      for (auto [j, in] : llvm::enumerate(op.getInputs()))
-        args.push_back(loadElement(param(j), elementTypeOf(in),
-                                   inputOffset(j, idx, dims)));
-      Value r = emitBlock(op.getBody().front(), args);
+      auto argsAt = [&](Value flat, ArrayRef<Value> at) {
+        SmallVector<Value> args;
+        for (auto [j, in] : llvm::enumerate(op.getInputs()))
+          args.push_back(loadElement(param(j), elementTypeOf(in),
+                                     inputOffset(j, flat, at)));
+        return args;
+      };
+      SmallVector<Value> args = argsAt(idx, dims);
+      // The partner element (last index xor 1; the last dimension is
+      // even, so the flat index's low bit is the last index's), loaded
+      // where the body reads a kernel.partner.
+      SmallVector<Value> partnerArgs;
+      auto partnerArg = [&](unsigned j) {
+        if (partnerArgs.empty()) {
+          SmallVector<Value> at(dims);
+          at.back() = g.bxor(at.back(), g.c64(1));
+          partnerArgs = argsAt(g.bxor(idx, g.c64(1)), at);
+        }
+        return partnerArgs[j];
+      };
+      Position position{g.trunc(g.i32, dims.back()), partnerArg};
+      Value r = emitBlock(op.getBody().front(), args, &position);
       g.store(r, g.gep(out, g.mul(idx, g.c64(bytesOf(outElem)))),
               bytesOf(outElem));
     });

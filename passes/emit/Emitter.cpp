@@ -201,6 +201,8 @@ Value Emitter::mapOffset(AffineMap map, ArrayRef<int64_t> shape,
     Value i = dims[r.dim];
     if (r.divisor > 1)
       i = g.udiv(i, g.c64(r.divisor));
+    if (r.modulus)
+      i = g.urem(i, g.c64(r.modulus));
     off = g.add(off, g.mul(i, g.c64(strides[t])));
   }
   return off;
@@ -401,11 +403,42 @@ Value Emitter::emitChain(ArrayRef<Operation *> chain, Value v) {
   return v;
 }
 
-Value Emitter::emitBlock(Block &block, ValueRange args) {
+Value Emitter::emitBlock(Block &block, ValueRange args,
+                         const Position *position) {
   IRMapping m;
   m.map(block.getArguments(), args);
-  for (Operation &op : block.without_terminator())
-    m.map(op.getResult(0), emitScalarOp(&op, m));
+  // The partner's values: built as far as the last kernel.partner needs.
+  IRMapping partner;
+  bool partnerArgs = false;
+  Block::iterator partnerDone = block.begin();
+  auto emitPositional = [&](Operation &op, IRMapping &here, IRMapping &other,
+                            bool atPartner) -> Value {
+    assert(position && "a region that reads its position needs one");
+    if (isa<kernel::ColumnOp>(op))
+      return atPartner ? g.bxor(position->column, g.c32(1)) : position->column;
+    // The partner's partner is the element itself.
+    return other.lookup(op.getOperand(0));
+  };
+  for (Operation &op : block.without_terminator()) {
+    if (auto p = dyn_cast<kernel::PartnerOp>(op)) {
+      assert(position && "a region that reads its position needs one");
+      if (!std::exchange(partnerArgs, true))
+        for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+          partner.map(arg, position->partnerArg(unsigned(i)));
+      for (; &*partnerDone != &op; ++partnerDone) {
+        Operation &prev = *partnerDone;
+        partner.map(prev.getResult(0),
+                    isa<kernel::ColumnOp, kernel::PartnerOp>(prev)
+                        ? emitPositional(prev, partner, m, true)
+                        : emitScalarOp(&prev, partner));
+      }
+      m.map(op.getResult(0), partner.lookup(p.getValue()));
+      continue;
+    }
+    m.map(op.getResult(0), isa<kernel::ColumnOp>(op)
+                               ? emitPositional(op, m, partner, false)
+                               : emitScalarOp(&op, m));
+  }
   return m.lookupOrDefault(
       cast<kernel::YieldOp>(block.getTerminator()).getValue());
 }

@@ -164,7 +164,18 @@ public:
   /// kernel region differs from their plain LLVM lowering.
   mlir::Value emitScalarOp(mlir::Operation *op, mlir::IRMapping &m);
   mlir::Value emitChain(llvm::ArrayRef<mlir::Operation *> chain, mlir::Value v);
-  mlir::Value emitBlock(mlir::Block &block, mlir::ValueRange args);
+  /// Where a region reads its output element's position (kernel.column,
+  /// kernel.partner): the column `n` (i32) and the block's arguments at
+  /// the partner element (n xor 1 of the same row), argument by argument.
+  struct Position {
+    mlir::Value column;
+    llvm::function_ref<mlir::Value(unsigned)> partnerArg;
+  };
+  /// The block's ops on `args`; its yielded value. A kernel.partner is the
+  /// slice before it emitted again on the partner's arguments (each block
+  /// op at most twice).
+  mlir::Value emitBlock(mlir::Block &block, mlir::ValueRange args,
+                        const Position *position = nullptr);
 
   /// Butterfly reduction: every lane ends with the warp's sum.
   mlir::Value warpSum(mlir::Value v);

@@ -182,13 +182,19 @@ void SimtEmitter::emitNK() {
     return g.cmp(Pred::eq, lane, g.c32(j % 32));
   };
   int64_t outs = mt * outRows;
+  // With pairs (c.pairs), output j's partner column is output j xor 1 of
+  // the same warp (rows is even: checkContractSchedule).
+  auto partnerOf = [&](int64_t j) { return c.pairs ? j ^ 1 : j; };
   if (s.kwarps == 1) {
     for (int64_t j = 0; j < outs; ++j)
       g.ifThen(isOwnerLane(j), [&] {
-        SmallVector<Value> sums;
-        for (int64_t h = 0; h < c.weights; ++h)
+        SmallVector<Value> sums, partner;
+        for (int64_t h = 0; h < c.weights; ++h) {
           sums.push_back(total[sumOf(j, h)]);
-        deliver(mOf(j), nOf(j), sums);
+          partner.push_back(total[sumOf(partnerOf(j), h)]);
+        }
+        deliver(mOf(j), nOf(j), sums,
+                c.pairs ? ArrayRef<Value>(partner) : ArrayRef<Value>());
       });
   } else {
     Value red = sharedArray("red", g.f32, geo.reduceFloats);
@@ -204,14 +210,19 @@ void SimtEmitter::emitNK() {
     Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));
     for (int64_t j = 0; j < outs; ++j)
       g.ifThen(g.andi(firstPiece, isOwnerLane(j)), [&] {
-        SmallVector<Value> sums;
-        for (int64_t h = 0; h < c.weights; ++h) {
+        auto sumOver = [&](int64_t t) {
           Value sum = g.cf32(0);
           for (int64_t w = 0; w < s.kwarps; ++w)
-            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), sumOf(j, h)), 4));
-          sums.push_back(sum);
+            sum = g.fadd(sum, g.load(g.f32, slot(g.c32(w), t), 4));
+          return sum;
+        };
+        SmallVector<Value> sums, partner;
+        for (int64_t h = 0; h < c.weights; ++h) {
+          sums.push_back(sumOver(sumOf(j, h)));
+          if (c.pairs)
+            partner.push_back(sumOver(sumOf(partnerOf(j), h)));
         }
-        deliver(mOf(j), nOf(j), sums);
+        deliver(mOf(j), nOf(j), sums, partner);
       });
   }
   Value firstPiece = g.cmp(Pred::eq, wk, g.c32(0));

@@ -86,6 +86,9 @@ void TensorCoreEmitter::deliverMma(ArrayRef<Value> acc, int64_t slice,
                                    Value warpInSlice, Value mWarp, Value nWarp,
                                    int64_t mt) {
   int64_t count = acc.size();
+  // Lane l holds weight rows l / 4 (+ 8, + 16 r): the partner column's
+  // sums are lane l xor 4's.
+  partnerLaneXor = 4;
   // Column 2 r + h: weight row g (+ 8 if h) of 16-row tile r (of the first
   // weight; each sibling's tile r has the same outputs).
   SmallVector<Value> cols;

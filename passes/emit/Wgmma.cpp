@@ -481,6 +481,9 @@ void WgmmaEmitter::emitBody() {
         // Each output to the epilogue, or (split-K) into the workspace. A
         // thread's outputs lie in two columns: their per-channel inputs
         // are loaded once, not once per output.
+        // Lane l holds weight rows l / 4 (+ 8): the partner column's sums
+        // are lane l xor 4's.
+        partnerLaneXor = 4;
         auto deliverAcc = [&] {
           if (s.splitk == 1)
             preloadChannels({nLo, nHi});

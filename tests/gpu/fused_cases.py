@@ -9,8 +9,10 @@ the feed-forward half of a Llama block
 projections with SwiGLU (one contraction over both weights where they start
 on simt or mma, else in the up projection's epilogue), the down projection
 with the residual in its epilogue; int8 and int4 weights; M in {1, 3, 16,
-64, 200, 512}, bf16 and f16; gate and up alone on each sibling path. A module of gpu_tests.py, whose cases() ends
-with fused_cases().
+64, 200, 512}, bf16 and f16; gate and up alone on each sibling path; the
+attention norm, q, k, v projection and rotary embedding (rope) in one
+contraction's epilogue, on every kind. A module of gpu_tests.py, whose
+cases() ends with fused_cases().
 """
 
 MS = [1, 3, 16, 64, 200, 512]
@@ -92,6 +94,53 @@ def swiglu_graph(name, m, k, n, act, weight="i8", group=128):
         body += b
     body += ["sg = silu(w1o)", "a = mul(sg, w3o)"]
     return graph(name, params, f"{act}[{m}, {n}]", body, "a")
+
+
+def rope_graph(name, m, d, heads, kv_heads, hd, act, weight="i8",
+               per_row=False, norm=True, group=128):
+    """gpt-fast's attention input at a small size: the attention norm (or
+    none), the fused q, k, v projection and the rotary embedding of q and k
+    (`rope(y, table, cols)`, the table one row, or one per row of M)."""
+    n, cols = (heads + 2 * kv_heads) * hd, (heads + kv_heads) * hd
+    params = [f"x: {act}[{m}, {d}]"] + ([f"g: {act}[{d}]"] if norm else [])
+    body = rms_norm(act, d) if norm else []
+    p, b = linear("w1", "n" if norm else "x", n, d, act, weight, group)
+    params += p + [f"t: {act}[{m if per_row else 1}, {hd}]"]
+    body += b + ["yf = convert(w1o, f32)", f"ro = rope(yf, t, {cols})",
+                 f"out = convert(ro, {act})"]
+    return graph(name, params, f"{act}[{m}, {n}]", body, "out")
+
+
+def rope_cases(quick):
+    """The rotary embedding in the q, k, v projection's epilogue (each
+    output's partner column: simt's sums of its warp, the fragments' lane
+    xor 4, split-K's workspace) and on its own (an elementwise kernel)."""
+    cs = []
+    for act in ["bf16"] if quick else ["bf16", "f16"]:
+        for m in [1, 3] if quick else MS:
+            nm = f"fused_rope_{act}_m{m}_1024_h8kv2"
+            cs.append((nm, rope_graph(nm, m, 1024, 8, 2, 64, act), []))
+        nm = f"fused_rope4_{act}_m1_1024_h8kv2"
+        cs.append((nm, rope_graph(nm, 1, 1024, 8, 2, 64, act, "i4"), []))
+    nm = "fused_rope_rows_m3_1024_h8kv2"
+    cs.append((nm, rope_graph(nm, 3, 1024, 8, 2, 64, "bf16", per_row=True),
+               []))
+    for tag, m, s in [("simt_kw2", 1, "simt w4 r2 kw2 v16 u2 mt1 sk1"),
+                      ("simt_sk2", 1, "simt w4 r2 kw1 v16 u2 mt1 sk2"),
+                      ("mma_kw4", 3, "mma w4 r1 kw4 v16 u2 mt8 sk1"),
+                      ("mma_sk2", 8, "mma w4 r1 kw1 v16 u2 mt8 sk2"),
+                      ("tiled", 64, "tiled w4 r1 kw1 v64 u1 mt64 sk1 st4"),
+                      ("wgmma_sk2", 64, "wgmma w8 r1 kw1 v16 u1 mt64 sk2 st4")]:
+        nm = f"fused_rope_sched_{tag}_m{m}_1024_h8kv2"
+        arch = ["--arch", "sm_90a"] if s.startswith("wgmma") else []
+        cs.append((nm, rope_graph(nm, m, 1024, 8, 2, 64, "bf16", norm=False),
+                   arch + ["--schedule", f"0={s}"]))
+    # On its own: x a graph input, four heads of 32, the last head not
+    # rotated; a table of one row per row of x.
+    nm = "fused_rope_alone_m5_128"
+    cs.append((nm, graph(nm, ["x: f32[5, 128]", "t: bf16[5, 32]"],
+                         "f32[5, 128]", ["r = rope(x, t, 96)"], "r"), []))
+    return cs
 
 
 def sibling_cases():
@@ -199,4 +248,4 @@ def fused_cases(quick):
     cs.append((nm, norm_graph(nm, 3, 4096, "bf16", "layer"),
                ["--schedule", "0=reduce w8 r1 kw8 v8 u1 mt1 sk1",
                 "--schedule", "1=reduce w4 r2 kw2 v4 u2 mt1 sk1"]))
-    return cs + sibling_cases()
+    return cs + sibling_cases() + rope_cases(quick)

@@ -133,7 +133,8 @@ TEST_F(FrontendTest, UnknownOp) {
   expectError("graph g(x: f32[4]) -> f32[4] {\n  y = gelu(x)\n  return y\n}",
               "2:7",
               "unknown op 'gelu'; expected one of convert, linear, matmul, "
-              "transpose, repeat, add, sub, mul, relu, silu, rsqrt, sum, mean");
+              "transpose, repeat, rope, add, sub, mul, relu, silu, rsqrt, sum, "
+              "mean");
 }
 
 TEST_F(FrontendTest, UnknownDtype) {

@@ -268,8 +268,8 @@ TEST_F(FrontendTest, LayoutIsFree) {
       "return y }",
       "3:6",
       "unknown op 'foo'; expected one of convert, linear, "
-      "matmul, transpose, repeat, add, sub, mul, relu, silu, rsqrt, sum, "
-      "mean");
+      "matmul, transpose, repeat, rope, add, sub, mul, relu, silu, rsqrt, "
+      "sum, mean");
 }
 
 TEST_F(FrontendTest, CommentsMayHoldUtf8) {

@@ -4,7 +4,8 @@
 // graph.constant: a row's sum is exact (f64) and rounded once to the
 // result's type; mean divides before that rounding; a constant is its value
 // rounded to its type and broadcasts; and RMSNorm as the graph format's
-// example writes it matches a direct computation.
+// example writes it matches a direct computation. graph.rope, the other
+// piece of a decoder block around its linears: pairs rotated, exactly.
 //
 //===----------------------------------------------------------------------===//
 #include "InterpreterFixture.h"
@@ -110,3 +111,61 @@ TEST_F(InterpreterTest, RmsNorm) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// rope: pairs of columns rotated by a table's row
+//===----------------------------------------------------------------------===//
+
+TEST_F(InterpreterTest, RopeRotatesPairsOfTheFirstColumns) {
+  // Two heads of 4 columns rotated, the last 2 columns passed on; one
+  // table row, (c, s) = (0, 1) then (0.5, 0.25), for every row of x.
+  auto out =
+      run("graph.func @g(%x: tensor<2x10xf32>, %t: tensor<1x4xbf16>) -> "
+          "tensor<2x10xf32> {\n"
+          "  %r = graph.rope %x, %t {cols = 8 : i64} : tensor<2x10xf32>, "
+          "tensor<1x4xbf16> -> tensor<2x10xf32>\n"
+          "  graph.return %r : tensor<2x10xf32>\n}",
+          {tensor(DType::F32, {2, 10}, {1,  2, 3, 4,  5, 6, 7, 8, 9, 10,
+                                        -1, 1, 2, -2, 0, 3, 4, 0, 7, 7}),
+           tensor(DType::BF16, {1, 4}, {0, 1, 0.5, 0.25})});
+  ASSERT_EQ(out.size(), 1u);
+  // Pair (a, b) by (c, s): (a c - b s, b c + a s).
+  expectTensor(out[0], {2, 10},
+               {-2,
+                1,
+                3 * 0.5 - 4 * 0.25,
+                4 * 0.5 + 3 * 0.25,
+                -6,
+                5,
+                7 * 0.5 - 8 * 0.25,
+                8 * 0.5 + 7 * 0.25,
+                9,
+                10,
+                -1,
+                -1,
+                2 * 0.5 + 2 * 0.25,
+                -2 * 0.5 + 2 * 0.25,
+                -3,
+                0,
+                2,
+                1,
+                7,
+                7});
+}
+
+TEST_F(InterpreterTest, RopeTableRowPerRowRoundsOnce) {
+  // Row m reads the table's row m; each result is the exact rotation
+  // rounded once to f32.
+  double a = 1 + 0x1p-23, b = 3, s = 0x1p-20 + 0x1p-40;
+  auto out = run("graph.func @g(%x: tensor<2x2xf32>, %t: tensor<2x2xf32>) -> "
+                 "tensor<2x2xf32> {\n"
+                 "  %r = graph.rope %x, %t {cols = 2 : i64} : tensor<2x2xf32>, "
+                 "tensor<2x2xf32> -> tensor<2x2xf32>\n"
+                 "  graph.return %r : tensor<2x2xf32>\n}",
+                 {tensor(DType::F32, {2, 2}, {1, 0, a, b}),
+                  tensor(DType::F32, {2, 2}, {0, 1, 1, double(float(s))})});
+  ASSERT_EQ(out.size(), 1u);
+  double sf = double(float(s));
+  expectTensor(out[0], {2, 2},
+               {0, 1, double(float(a - b * sf)), double(float(b + a * sf))});
+}
