@@ -461,6 +461,8 @@ def main():
                            extra_compile_s=swap_s,
                            extra={"swap_s": swap_s, "fused_blocks": fused,
                                   "unfused_blocks": len(unfused),
+                                  "unfused_first": [list(u)
+                                                    for u in unfused[:2]],
                                   "fuse_max_rows": args.fuse_max_rows,
                                   "grouped_attention":
                                       not args.no_grouped_attention})

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from ._fused import fused_ffn, fused_ffn_int4, rows_of
-from ._fused_linear import linear_residual, norm_linear
+from ._fused_linear import linear_residual, norm_linear, rope_mismatch
 from ._int4 import _PACKED
 
 
@@ -133,8 +133,13 @@ class _NormedLinear:
     its statistic applied to the rows, as Inductor's is: two launches
     either way, and mtc's has not been timed against Inductor's.)"""
 
-    def forward(self, x):
+    def forward(self, x, rope=None):
         norm, group = self._mtc_norm
+        if rope is not None:
+            # The norm, the linear and the rotary embedding of q and k as
+            # one graph (one kernel at one row of int8).
+            w, s, z = _lin(self, group)
+            return norm_linear(x, norm.weight, norm.eps, w, s, z, group, rope)
         if not group and x.numel() == x.shape[-1]:
             return norm_linear(x, norm.weight, norm.eps, self.weight,
                                self.scales)
@@ -159,8 +164,12 @@ class _GroupedAttention:
     SDPA's input; it took 0.58 to 1.19 ms per step at B = 16, H100,
     bench/results/2026-12-05-fuse-rows). The rotary embedding is the
     model's own (its module's apply_rotary_emb), the cache its
-    kv_cache.update. A mask other than [1, 1, seqlen or 1, S] goes through
-    the model's forward."""
+    kv_cache.update. Where wqkv is fused with the norm (_NormedLinear) and
+    its rotation matched PyTorch's at fuse time (_rope_in_wqkv_why), the call
+    has at most _mtc_max_rows rows and its tokens share one table row or it
+    has one sequence, the rotary embedding is wqkv's epilogue instead
+    (norm_linear's rope). A mask other than [1, 1, seqlen or 1, S]
+    goes through the model's forward."""
 
     def forward(self, x, freqs_cis, mask, input_pos=None):
         b, t, _ = x.shape
@@ -169,10 +178,21 @@ class _GroupedAttention:
             return super().forward(x, freqs_cis, mask, input_pos)
         heads, kv_heads, d = self.n_head, self.n_local_heads, self.head_dim
         g, rope = heads // kv_heads, self._mtc_rotary
-        q, k, v = self.wqkv(x).split([self.dim, kv_heads * d, kv_heads * d],
-                                     dim=-1)
-        q = rope(q.view(b, t, heads, d), freqs_cis).transpose(1, 2)
-        k = rope(k.view(b, t, kv_heads, d), freqs_cis).transpose(1, 2)
+        sizes = [self.dim, kv_heads * d, kv_heads * d]
+        if self._mtc_rope_in_wqkv and \
+                b * t <= self._mtc_max_rows and (b == 1 or t == 1) and \
+                freqs_cis.dim() == 3 and tuple(freqs_cis.shape) == \
+                (t, d // 2, 2):
+            # freqs_cis[input_pos]: a row of (cos, sin) pairs per token.
+            y = self.wqkv(x, rope=(freqs_cis.reshape(t, d),
+                                   self.dim + kv_heads * d))
+            q, k, v = y.split(sizes, dim=-1)
+            q = q.view(b, t, heads, d).transpose(1, 2)
+            k = k.view(b, t, kv_heads, d).transpose(1, 2)
+        else:
+            q, k, v = self.wqkv(x).split(sizes, dim=-1)
+            q = rope(q.view(b, t, heads, d), freqs_cis).transpose(1, 2)
+            k = rope(k.view(b, t, kv_heads, d), freqs_cis).transpose(1, 2)
         v = v.view(b, t, kv_heads, d).transpose(1, 2)
         if self.kv_cache is not None:
             k, v = self.kv_cache.update(input_pos, k, v)
@@ -207,9 +227,43 @@ def _grouped_rotary(attn):
     return rope if callable(rope) else None
 
 
+_ROPE_STAYS = "its rotary embedding stays the model's: "
+# The outcome of _rope_in_wqkv_why per (device, wqkv's shape and kind, head
+# dim, rotated columns, max_rows): "" or the reason.
+_rope_checks: Dict[Tuple, str] = {}
+
+
+@torch.no_grad()
+def _rope_in_wqkv_why(attn, max_rows) -> str:
+    """"" where a grouped attention's fused wqkv may rotate q and k in its
+    epilogue: on the CPU (norm_linear's eager formulas), or where mtc's
+    kernels matched PyTorch's formulas (in f32) on random rows, one row and
+    ``max_rows`` of them (the kinds a decode step runs at its smallest and
+    largest fused batch), checked once per device and shape; else why
+    not."""
+    norm, group = attn.wqkv._mtc_norm
+    w, sc, z = _lin(attn.wqkv, group)
+    if w.device.type != "cuda":
+        return ""
+    d, cols = attn.head_dim, attn.dim + attn.n_local_heads * attn.head_dim
+    key = (w.device, tuple(w.shape), group, sc.dtype, d, cols, max_rows)
+    if key not in _rope_checks:
+        _rope_checks[key] = ""
+        for rows in sorted({1, max_rows}):
+            why = rope_mismatch(x_dtype=sc.dtype, norm_weight=norm.weight,
+                                eps=norm.eps, weight=w, scales=sc, zeros=z,
+                                groupsize=group, head_dim=d, cols=cols,
+                                rows=rows)
+            if why:
+                _rope_checks[key] = why
+                break
+    return _rope_checks[key]
+
+
 def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
     """Swaps the classes of ``block`` (and of its attention's wqkv and wo
-    where they fuse); returns why its attention did not ("" if it did)."""
+    where they fuse); returns why its attention did not ("" if it did), or
+    why its rotary embedding is not wqkv's epilogue."""
     attn_group, why = _block_attn_parts(block)
     object.__setattr__(block, "_mtc_groupsize", group)
     object.__setattr__(block, "_mtc_max_rows", max_rows)
@@ -223,7 +277,14 @@ def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
     rope = _grouped_rotary(attn) if grouped_attention else None
     if rope is not None:
         object.__setattr__(attn, "_mtc_rotary", rope)
+        object.__setattr__(attn, "_mtc_max_rows", max_rows)
         attn.__class__ = _subclass(type(attn), _GroupedAttention)
+        in_wqkv = attn_group is not None and not why
+        if in_wqkv:
+            rope_why = _rope_in_wqkv_why(attn, max_rows)
+            if rope_why:
+                why, in_wqkv = _ROPE_STAYS + rope_why, False
+        object.__setattr__(attn, "_mtc_rope_in_wqkv", in_wqkv)
     block.__class__ = _subclass(type(block), _FusedBlock)
     return why
 
@@ -336,7 +397,12 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS,
       rows of one head, instead of gpt-fast's copy of the cache for every
       query head (``repeat_interleave``): the same attention, not the same
       rounding, at every row count (``grouped_attention=False`` keeps
-      gpt-fast's);
+      gpt-fast's); there, where ``wqkv`` holds the norm, a call of up to
+      ``max_rows`` rows of one sequence or one token a sequence rotates q
+      and k in ``wqkv``'s epilogue (``norm_linear``'s ``rope``), once mtc's
+      kernel has matched PyTorch's rotation on a random row of that shape
+      on the GPU (else ``left`` names ``<block>.attention`` with the
+      error, and the model's ``apply_rotary_emb`` runs);
     - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
       and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
       quantized by ``quantize_``): its mlp computes the norm and SwiGLU as
@@ -371,6 +437,15 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS,
     for name, m in model.named_modules():
         if isinstance(m, _FusedBlock):
             object.__setattr__(m, "_mtc_max_rows", max_rows)
+            attn = m.attention
+            if isinstance(attn, _GroupedAttention):
+                object.__setattr__(attn, "_mtc_max_rows", max_rows)
+                why = attn._mtc_rope_in_wqkv and \
+                    _rope_in_wqkv_why(attn, max_rows)
+                if why:
+                    object.__setattr__(attn, "_mtc_rope_in_wqkv", False)
+                    left.append((f"{name}.attention" if name else "attention",
+                                 _ROPE_STAYS + why))
             continue
         if isinstance(getattr(m, "mlp", None), _FusedMlp):
             object.__setattr__(m.mlp, "_mtc_max_rows", max_rows)

@@ -29,7 +29,9 @@
   ``linear_residual`` (``x + wo(y)``; ``mtc._fused_linear``), for calls
   of up to ``max_rows`` rows (default 8; larger ones run unfused); its
   grouped-query attention reads the KV cache without gpt-fast's copy of
-  it per query head (``grouped_attention``).
+  it per query head (``grouped_attention``), and where ``wqkv`` is fused a
+  decode step's rotary embedding of q and k is ``wqkv``'s epilogue
+  (``norm_linear``'s ``rope``).
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
@@ -58,7 +60,7 @@ from ._fused import (check_ffn_args, check_ffn_int4_args, ffn_graph,
                      fused_ffn_int4_eager)
 from ._fused_linear import (linear_residual, linear_residual_eager,
                             linear_residual_graph, norm_linear,
-                            norm_linear_eager, norm_linear_graph)
+                            norm_linear_eager, norm_linear_graph, rope_eager)
 from ._int4 import (check_int4_args, check_int4_tensors, dequantize_int4,
                     int4_linear_eager, int4_module_shape, is_int4_module,
                     pack_int4, repack_gpt_fast_int4, tinygemm_nibbles,
@@ -83,8 +85,8 @@ __all__ = [
     "int4_linear_eager", "int4_module_shape", "is_int4_module",
     "is_woq_module", "kernels", "linear_residual", "linear_residual_eager",
     "linear_residual_graph", "norm_linear", "norm_linear_eager",
-    "norm_linear_graph", "pack_int4", "repack_gpt_fast_int4", "swap",
-    "tinygemm_nibbles", "unpack_int4", "woq_int4_linear", "woq_linear",
+    "norm_linear_graph", "pack_int4", "repack_gpt_fast_int4", "rope_eager",
+    "swap", "tinygemm_nibbles", "unpack_int4", "woq_int4_linear", "woq_linear",
     "woq_linear_eager",
     "QUANTIZE_KINDS", "QuantizeReport", "quantize_", "quantize_int4",
     "quantize_int8",

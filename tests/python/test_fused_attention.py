@@ -131,17 +131,19 @@ def rope_table():
 CAUSAL = torch.tril(torch.ones(SEQ, SEQ, dtype=torch.bool))
 
 
-def steps(module, batch, dtype=torch.float32):
+def steps(module, batch, dtype=torch.float32, device="cpu"):
     """A 3-token prefill and two decode steps with the cache and a causal
     mask, as gpt-fast's generate.py runs them: every output. ``module`` is
-    an Attention or a TransformerBlock."""
+    an Attention or a TransformerBlock (on ``device``)."""
     attn = getattr(module, "attention", module)
-    attn.kv_cache = KVCache(batch).to(dtype)
+    attn.kv_cache = KVCache(batch).to(device, dtype)
     torch.manual_seed(5)
     outs = []
     for pos in (torch.arange(0, 3), torch.tensor([3]), torch.tensor([4])):
-        x = torch.randn(batch, len(pos), DIM).to(dtype)
-        mask, table = CAUSAL[None, None, pos], rope_table()[pos]
+        x = torch.randn(batch, len(pos), DIM).to(device, dtype)
+        mask = CAUSAL[None, None, pos].to(device)
+        table = rope_table()[pos].to(device)
+        pos = pos.to(device)
         if module is attn:
             outs.append(module(x, table, mask, pos))
         else:
@@ -168,17 +170,23 @@ def test_grouped_attention_is_the_same_attention(batch):
         assert torch.allclose(g, r, rtol=1e-5, atol=1e-6), (g - r).abs().max()
 
 
-def test_grouped_attention_with_fused_linears():
-    """int8 wqkv and wo in bf16: the norm inside wqkv, wo deferred to the
-    block's residual kernel and the feed-forward half one graph (their eager
-    formulas on the CPU), the grouped attention between them."""
+def int8_block():
+    """A block whose attention linears are int8 too (so that they fuse), its
+    norms in bf16, and an unfused copy of it."""
     torch.manual_seed(0)
     block = TransformerBlock()
     block.attention.wqkv = Int8Linear((HEADS + 2 * KV_HEADS) * HEAD_DIM, DIM)
     block.attention.wo = Int8Linear(DIM, DIM)
     for m in (block.ffn_norm, block.attention_norm):
         m.weight.data = m.weight.data.bfloat16()
-    ref = copy.deepcopy(block)
+    return block, copy.deepcopy(block)
+
+
+def test_grouped_attention_with_fused_linears():
+    """int8 wqkv and wo in bf16: the norm inside wqkv, wo deferred to the
+    block's residual kernel and the feed-forward half one graph (their eager
+    formulas on the CPU), the grouped attention between them."""
+    block, ref = int8_block()
     assert mt.fuse_blocks(block) == (1, [])
     assert isinstance(block.attention.wqkv, _fuse_blocks._NormedLinear)
     assert isinstance(block.attention, _fuse_blocks._GroupedAttention)
@@ -194,6 +202,39 @@ def test_grouped_attention_with_fused_linears():
         # check (f32).
         err = (g.float() - r.float()).abs().max() / r.float().abs().max()
         assert err < 5e-2, err
+
+
+def test_rope_eager_is_apply_rotary_emb():
+    torch.manual_seed(1)
+    y = torch.randn(3, (HEADS + 2 * KV_HEADS) * HEAD_DIM).bfloat16()
+    table = rope_table()[[2, 5, 7]]
+    cols = (HEADS + KV_HEADS) * HEAD_DIM
+    want = torch.cat([apply_rotary_emb(y[None, :, :cols].view(
+        1, 3, HEADS + KV_HEADS, HEAD_DIM), table).view(3, cols),
+        y[:, cols:]], -1)
+    assert torch.equal(mt.rope_eager(y, table.reshape(3, HEAD_DIM), cols),
+                       want)
+
+
+@pytest.mark.parametrize("batch,model_ropes", [(1, 0), (2, 2)])
+def test_fused_wqkv_applies_the_rotary_embedding(batch, model_ropes):
+    """Where wqkv holds the norm, a call of one sequence or one token a
+    sequence rotates q and k in wqkv's graph (norm_linear's rope); a
+    prefill of several sequences (2 x 3 tokens: their rows need different
+    table rows) calls the model's apply_rotary_emb, for q and for k."""
+    block, ref = int8_block()
+    mt.fuse_blocks(block)
+    attn, calls = block.attention, []
+
+    def counted(x, freqs_cis):
+        calls.append(x.shape)
+        return apply_rotary_emb(x, freqs_cis)
+    object.__setattr__(attn, "_mtc_rotary", counted)
+    got = steps(block, batch, torch.bfloat16)
+    want = steps(ref, batch, torch.bfloat16)
+    assert len(calls) == model_ropes
+    for g, r in zip(got[1:], want[1:]):  # decode steps: bit-equal
+        assert torch.equal(g, r)
 
 
 def test_attention_it_cannot_group_runs_its_own_forward():

@@ -13,7 +13,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device: the grouped attention's GPU tests need one",
                 allow_module_level=True)
 import mtc.torch as mt  # noqa: E402
-from mtc import _fuse_blocks  # noqa: E402
+from mtc import _fuse_blocks, _fused_linear  # noqa: E402
 
 import test_fused_attention as fa  # noqa: E402
 
@@ -70,3 +70,45 @@ def test_grouped_attention_on_the_gpu(compiled, backend):
     for g, r in zip(got, want):
         err = (g.float() - r.float()).abs().max() / r.float().abs().max()
         assert err < 2e-2, err
+
+
+def test_rotary_embedding_in_wqkv_on_the_gpu(cache_dir):
+    """int8 wqkv and wo: fuse_blocks checks mtc's rotation in wqkv's
+    epilogue against PyTorch's once, then decode steps (2 sequences, one
+    token each) rotate q and k there and match the unfused block."""
+    block, ref = fa.int8_block()
+    block, ref = block.cuda(), ref.cuda()
+    assert mt.fuse_blocks(block) == (1, [])
+    attn = block.attention
+    assert attn._mtc_rope_in_wqkv
+    calls = []
+
+    def counted(x, freqs_cis):
+        calls.append(x.shape)
+        return fa.apply_rotary_emb(x, freqs_cis)
+    object.__setattr__(attn, "_mtc_rotary", counted)
+    want = fa.steps(ref, 2, torch.bfloat16, "cuda")
+    got = fa.steps(block, 2, torch.bfloat16, "cuda")
+    assert len(calls) == 2  # the prefill's q and k: 2 x 3 tokens
+    for g, r in zip(got, want):
+        err = (g.float() - r.float()).abs().max() / r.float().abs().max()
+        assert err < 5e-2, err
+
+
+def test_rotary_embedding_that_does_not_match_stays_the_models(monkeypatch):
+    """A wqkv whose rotation does not match PyTorch's (here a norm_linear
+    that returns zeros) keeps the model's apply_rotary_emb, and fuse_blocks
+    says so."""
+    block, _ = fa.int8_block()
+    block = block.cuda()
+    _fuse_blocks._rope_checks.clear()
+    monkeypatch.setattr(_fused_linear, "norm_linear",
+                        lambda x, *a, **k: torch.zeros(
+                            x.shape[0], block.attention.wqkv.weight.shape[0],
+                            device=x.device, dtype=x.dtype))
+    fused, left = mt.fuse_blocks(block)
+    _fuse_blocks._rope_checks.clear()
+    assert fused == 1 and len(left) == 1 and left[0][0] == "attention"
+    assert "its rotary embedding stays the model's: mtc's rotation in " \
+           "wqkv's epilogue did not match PyTorch's" in left[0][1]
+    assert not block.attention._mtc_rope_in_wqkv

@@ -64,6 +64,14 @@ def test_graphs_compile(tmp_path):
     g = mt.norm_linear_graph("nl", 4096, 6144, "bf16", 1e-5)
     assert kernels(tmp_path, g, 1).startswith("nl: 1 kernel")
     assert kernels(tmp_path, g, 2).startswith("nl: 2 kernels")
+    # The rotary embedding of q and k is the linear's epilogue.
+    g = mt.norm_linear_graph("nr", 4096, 6144, "bf16", 1e-5,
+                             rope=(False, 128, 5120, "bf16"))
+    assert kernels(tmp_path, g, 1).startswith("nr: 1 kernel")
+    assert kernels(tmp_path, g, 8).startswith("nr: 2 kernels")
+    g = mt.norm_linear_graph("nr4", 4096, 6144, "bf16", 1e-5, 128,
+                             rope=(True, 128, 5120, "f32"))
+    assert kernels(tmp_path, g, 1).startswith("nr4: 2 kernels")
     # int4 starts on mma at M = 1: no prologue.
     g = mt.norm_linear_graph("nl4", 4096, 6144, "bf16", 1e-5, 128)
     assert kernels(tmp_path, g, 1).startswith("nl4: 2 kernels")
@@ -107,6 +115,42 @@ def test_norm_linear_errors(change, error, message):
     a.update(change)
     with pytest.raises(error, match=message):
         mt.norm_linear(**a)
+
+
+TABLE = torch.ones(1, 8).bfloat16()
+
+
+@pytest.mark.parametrize("rope,error,message", [
+    (TABLE, TypeError, "rope: expected None or a .table, cols. tuple, got "
+                       "Tensor"),
+    (([1.0], 8), TypeError, "rope: expected a .table, cols. with table a "
+                            "torch.Tensor, got list"),
+    ((TABLE, 8.0), TypeError, "rope: cols must be an int, got float"),
+    ((TABLE.int(), 8), TypeError,
+     "rope: the table must be bf16, f16 or f32, got torch.int32"),
+    ((torch.ones(3, 8).bfloat16(), 8), ValueError,
+     r"rope: the table must be \[1, D\] or \[2, D\] with D even, got "
+     r"\[3, 8\]"),
+    ((torch.ones(1, 7).bfloat16(), 7), ValueError,
+     r"rope: the table must be \[1, D\] or \[2, D\] with D even, got "
+     r"\[1, 7\]"),
+    ((TABLE, 12), ValueError,
+     "rope: cols must be a positive multiple of 8, at most 48, got 12"),
+    ((TABLE, 56), ValueError,
+     "rope: cols must be a positive multiple of 8, at most 48, got 56"),
+])
+def test_norm_linear_rope_errors(rope, error, message):
+    a, _ = int8_args()
+    with pytest.raises(error, match=message):
+        mt.norm_linear(**a, rope=rope)
+
+
+def test_norm_linear_rope_eager():
+    a, lin = int8_args()
+    table = torch.randn(2, 8).bfloat16()
+    y = mt.norm_linear(**a)
+    assert torch.equal(mt.norm_linear(**a, rope=(table, 32)),
+                       mt.rope_eager(y, table, 32))
 
 
 @pytest.mark.parametrize("change,error,message", [
