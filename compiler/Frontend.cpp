@@ -68,6 +68,10 @@ private:
   /// not divide the other operand's K, or with the wrong number of groups.
   void noteRepeats(InFlightDiagnostic &diag, const NodeAST &node,
                    ArrayRef<Value> operands);
+  /// Fails, at the argument, unless argument `i` of `node` (repeat's group
+  /// size, rope's cols: `what`) is an integer literal.
+  LogicalResult integerLiteral(const OpInfo &op, const NodeAST &node,
+                               unsigned i, StringRef what);
 
   MLIRContext *ctx;
   StringAttr file;
@@ -212,6 +216,17 @@ LogicalResult GraphBuilder::buildGraph(const GraphAST &graph) {
   return buildReturn(graph, func);
 }
 
+LogicalResult GraphBuilder::integerLiteral(const OpInfo &op,
+                                           const NodeAST &node, unsigned i,
+                                           StringRef what) {
+  const Token &arg = node.args[i];
+  if (arg.is(TokKind::Integer))
+    return success();
+  return error(arg.loc) << op.name << ": " << what
+                        << " must be an integer literal, got '"
+                        << quote(arg.text) << "' (" << op.signature << ")";
+}
+
 LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
   if (auto it = scope.find(node.name.text); it != scope.end()) {
     InFlightDiagnostic diag = error(node.name.loc)
@@ -309,21 +324,15 @@ LogicalResult GraphBuilder::buildNode(const NodeAST &node) {
     break;
   }
   case OpKind::Repeat: {
-    const Token &group = node.args[1];
-    if (!group.is(TokKind::Integer))
-      return error(group.loc)
-             << "repeat: the group size must be an integer literal, got '"
-             << quote(group.text) << "' (" << op->signature << ")";
+    if (failed(integerLiteral(*op, node, 1, "the group size")))
+      return failure();
     if (!repeatShape(types[0].getShape(), node.ints[1], shape, err))
-      return error(group.loc) << err;
+      return error(node.args[1].loc) << err;
     break;
   }
   case OpKind::Rope: {
-    const Token &cols = node.args[2];
-    if (!cols.is(TokKind::Integer))
-      return error(cols.loc)
-             << "rope: cols must be an integer literal, got '"
-             << quote(cols.text) << "' (" << op->signature << ")";
+    if (failed(integerLiteral(*op, node, 2, "cols")))
+      return failure();
     ok = ropeShape(types[0].getShape(), dtypes[0], types[1].getShape(),
                    dtypes[1], node.ints[2], shape, err);
     dtype = DType::F32;

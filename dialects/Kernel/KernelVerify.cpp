@@ -26,10 +26,12 @@ static bool isYield(Operation *op) {
   return op->getName().getStringRef() == "kernel.yield";
 }
 
-/// kernel.partner and kernel.column, by name.
+/// kernel.partner, and with kernel.column the positional ops, by name.
+static bool isPartner(Operation *op) {
+  return op->getName().getStringRef() == "kernel.partner";
+}
 static bool isPositional(Operation *op) {
-  StringRef name = op->getName().getStringRef();
-  return name == "kernel.partner" || name == "kernel.column";
+  return isPartner(op) || op->getName().getStringRef() == "kernel.column";
 }
 
 bool mtc::kernel::readsPosition(Block &block) {
@@ -37,9 +39,7 @@ bool mtc::kernel::readsPosition(Block &block) {
 }
 
 bool mtc::kernel::readsPartner(Block &block) {
-  return llvm::any_of(block, [](Operation &op) {
-    return op.getName().getStringRef() == "kernel.partner";
-  });
+  return llvm::any_of(block, [](Operation &op) { return isPartner(&op); });
 }
 
 bool mtc::kernel::isAllowedScalarOp(Operation *op) {

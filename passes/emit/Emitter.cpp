@@ -411,12 +411,13 @@ Value Emitter::emitBlock(Block &block, ValueRange args,
   IRMapping partner;
   bool partnerArgs = false;
   Block::iterator partnerDone = block.begin();
-  auto emitPositional = [&](Operation &op, IRMapping &here, IRMapping &other,
+  // kernel.column, or (at the partner) a kernel.partner, whose partner is
+  // the element itself: `other` is the other side's mapping.
+  auto emitPositional = [&](Operation &op, IRMapping &other,
                             bool atPartner) -> Value {
     assert(position && "a region that reads its position needs one");
     if (isa<kernel::ColumnOp>(op))
       return atPartner ? g.bxor(position->column, g.c32(1)) : position->column;
-    // The partner's partner is the element itself.
     return other.lookup(op.getOperand(0));
   };
   for (Operation &op : block.without_terminator()) {
@@ -429,14 +430,14 @@ Value Emitter::emitBlock(Block &block, ValueRange args,
         Operation &prev = *partnerDone;
         partner.map(prev.getResult(0),
                     isa<kernel::ColumnOp, kernel::PartnerOp>(prev)
-                        ? emitPositional(prev, partner, m, true)
+                        ? emitPositional(prev, m, true)
                         : emitScalarOp(&prev, partner));
       }
       m.map(op.getResult(0), partner.lookup(p.getValue()));
       continue;
     }
     m.map(op.getResult(0), isa<kernel::ColumnOp>(op)
-                               ? emitPositional(op, m, partner, false)
+                               ? emitPositional(op, partner, false)
                                : emitScalarOp(&op, m));
   }
   return m.lookupOrDefault(

@@ -184,17 +184,16 @@ void SimtEmitter::emitNK() {
   int64_t outs = mt * outRows;
   // With pairs (c.pairs), output j's partner column is output j xor 1 of
   // the same warp (rows is even: checkContractSchedule).
-  auto partnerOf = [&](int64_t j) { return c.pairs ? j ^ 1 : j; };
   if (s.kwarps == 1) {
     for (int64_t j = 0; j < outs; ++j)
       g.ifThen(isOwnerLane(j), [&] {
         SmallVector<Value> sums, partner;
         for (int64_t h = 0; h < c.weights; ++h) {
           sums.push_back(total[sumOf(j, h)]);
-          partner.push_back(total[sumOf(partnerOf(j), h)]);
+          if (c.pairs)
+            partner.push_back(total[sumOf(j ^ 1, h)]);
         }
-        deliver(mOf(j), nOf(j), sums,
-                c.pairs ? ArrayRef<Value>(partner) : ArrayRef<Value>());
+        deliver(mOf(j), nOf(j), sums, partner);
       });
   } else {
     Value red = sharedArray("red", g.f32, geo.reduceFloats);
@@ -220,7 +219,7 @@ void SimtEmitter::emitNK() {
         for (int64_t h = 0; h < c.weights; ++h) {
           sums.push_back(sumOver(sumOf(j, h)));
           if (c.pairs)
-            partner.push_back(sumOver(sumOf(partnerOf(j), h)));
+            partner.push_back(sumOver(sumOf(j ^ 1, h)));
         }
         deliver(mOf(j), nOf(j), sums, partner);
       });

@@ -228,8 +228,8 @@ def _grouped_rotary(attn):
 
 
 _ROPE_STAYS = "its rotary embedding stays the model's: "
-# The outcome of _rope_in_wqkv_why per (device, wqkv's shape and kind, head
-# dim, rotated columns, max_rows): "" or the reason.
+# The outcome of _rope_in_wqkv_why's check per (device, wqkv's shape and
+# kind, head dim, rotated columns, rows): "" or the reason.
 _rope_checks: Dict[Tuple, str] = {}
 
 
@@ -246,18 +246,16 @@ def _rope_in_wqkv_why(attn, max_rows) -> str:
     if w.device.type != "cuda":
         return ""
     d, cols = attn.head_dim, attn.dim + attn.n_local_heads * attn.head_dim
-    key = (w.device, tuple(w.shape), group, sc.dtype, d, cols, max_rows)
-    if key not in _rope_checks:
-        _rope_checks[key] = ""
-        for rows in sorted({1, max_rows}):
-            why = rope_mismatch(x_dtype=sc.dtype, norm_weight=norm.weight,
-                                eps=norm.eps, weight=w, scales=sc, zeros=z,
-                                groupsize=group, head_dim=d, cols=cols,
-                                rows=rows)
-            if why:
-                _rope_checks[key] = why
-                break
-    return _rope_checks[key]
+    for rows in sorted({1, max_rows}):
+        key = (w.device, tuple(w.shape), group, sc.dtype, d, cols, rows)
+        if key not in _rope_checks:
+            _rope_checks[key] = rope_mismatch(
+                x_dtype=sc.dtype, norm_weight=norm.weight, eps=norm.eps,
+                weight=w, scales=sc, zeros=z, groupsize=group, head_dim=d,
+                cols=cols, rows=rows)
+        if _rope_checks[key]:
+            return _rope_checks[key]
+    return ""
 
 
 def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
@@ -279,7 +277,7 @@ def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
         object.__setattr__(attn, "_mtc_rotary", rope)
         object.__setattr__(attn, "_mtc_max_rows", max_rows)
         attn.__class__ = _subclass(type(attn), _GroupedAttention)
-        in_wqkv = attn_group is not None and not why
+        in_wqkv = attn_group is not None
         if in_wqkv:
             rope_why = _rope_in_wqkv_why(attn, max_rows)
             if rope_why:

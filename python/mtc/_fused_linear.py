@@ -99,6 +99,10 @@ def _on_mtc(x, tensors) -> bool:
             all(t.is_contiguous() for t in tensors))
 
 
+# A rotary table's dtypes and their graph names.
+_TABLE_DTYPES = {**_DTYPES, torch.float32: "f32"}
+
+
 def _check_rope(x, n, table, cols):
     """rope's checks: ``table`` [1 or x's rows, D] of a float dtype on x's
     device, D even, ``cols`` a positive multiple of D at most ``n``;
@@ -109,7 +113,7 @@ def _check_rope(x, n, table, cols):
     if not isinstance(cols, int) or isinstance(cols, bool):
         raise TypeError(f"rope: cols must be an int, got "
                         f"{type(cols).__name__}")
-    if table.dtype not in _DTYPES and table.dtype != torch.float32:
+    if table.dtype not in _TABLE_DTYPES:
         raise TypeError(f"rope: the table must be bf16, f16 or f32, got "
                         f"{table.dtype}")
     if table.device != x.device:
@@ -140,7 +144,7 @@ def _norm_linear(x, norm_weight, eps, weight, scales, zeros, groupsize,
     if rope_table is not None:
         per_row = _check_rope(x, n, rope_table, rope_cols)
         rope = (per_row, rope_table.shape[1], rope_cols,
-                {torch.float32: "f32", **_DTYPES}[rope_table.dtype])
+                _TABLE_DTYPES[rope_table.dtype])
     lin = _lin(weight, scales, zeros)
     if not _on_mtc(x, [norm_weight] + list(lin) +
                    ([rope_table] if rope else [])):
