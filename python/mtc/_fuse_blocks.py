@@ -4,14 +4,15 @@ linears), a gpt-fast block's attention linears through ``norm_linear``
 and ``linear_residual`` and its grouped-query attention without a copy of
 the KV cache per query head, in place. Import mtc.torch, not this module
 (it re-exports fuse_blocks)."""
-import sys
 from typing import Dict, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 
 from ._fused import fused_ffn, fused_ffn_int4, rows_of
-from ._fused_linear import linear_residual, norm_linear, rope_mismatch
+from ._fused_attention import (_ROPE_STAYS, _GroupedAttention,
+                               _grouped_rotary, _rope_in_wqkv_why)
+from ._fused_linear import _linear_tensors, linear_residual, norm_linear
 from ._int4 import _PACKED
 
 
@@ -90,12 +91,6 @@ def _block_attn_parts(block):
     return group, ""
 
 
-def _lin(linear, groupsize):
-    """(weight, scales, zeros) of an int8 (zeros None) or int4 linear."""
-    return (linear.weight, linear.scales,
-            linear.zeros if groupsize else None)
-
-
 class _FusedBlock:
     """Mixed into a gpt-fast TransformerBlock's class by fuse_blocks: its
     attention half with the norm inside wqkv (_NormedLinear) and the
@@ -113,7 +108,7 @@ class _FusedBlock:
         else:
             y = attn(x, freqs_cis, mask, input_pos)  # wqkv applies the norm
             if fused:
-                w, s, z = _lin(attn.wo, group)
+                w, s, z = _linear_tensors(attn.wo, group)
                 h = linear_residual(y, w, s, x, z, group)
             else:
                 h = x + super(_DeferredLinear, attn.wo).forward(y)
@@ -138,7 +133,7 @@ class _NormedLinear:
         if rope is not None:
             # The norm, the linear and the rotary embedding of q and k as
             # one graph (one kernel at one row of int8).
-            w, s, z = _lin(self, group)
+            w, s, z = _linear_tensors(self, group)
             return norm_linear(x, norm.weight, norm.eps, w, s, z, group, rope)
         if not group and x.numel() == x.shape[-1]:
             return norm_linear(x, norm.weight, norm.eps, self.weight,
@@ -152,110 +147,6 @@ class _DeferredLinear:
 
     def forward(self, y):
         return y
-
-
-class _GroupedAttention:
-    """Mixed into a fused block's gpt-fast Attention whose query heads share
-    key and value heads (n_head a multiple of n_local_heads): the g query
-    heads of each key/value head attend as g x seqlen rows of one head, so
-    SDPA reads the cache as it is. gpt-fast's forward repeats the whole
-    cache g times instead (repeat_interleave), every layer and step: a copy
-    that grows with the batch and the cache length (Inductor fuses it into
-    SDPA's input; it took 0.58 to 1.19 ms per step at B = 16, H100,
-    bench/results/2026-12-05-fuse-rows). The rotary embedding is the
-    model's own (its module's apply_rotary_emb), the cache its
-    kv_cache.update. Where wqkv is fused with the norm (_NormedLinear) and
-    its rotation matched PyTorch's at fuse time (_rope_in_wqkv_why), the call
-    has at most _mtc_max_rows rows and its tokens share one table row or it
-    has one sequence, the rotary embedding is wqkv's epilogue instead
-    (norm_linear's rope). A mask other than [1, 1, seqlen or 1, S]
-    goes through the model's forward."""
-
-    def forward(self, x, freqs_cis, mask, input_pos=None):
-        b, t, _ = x.shape
-        if mask is not None and (mask.dim() != 4 or mask.shape[:2] != (1, 1)
-                                 or mask.shape[2] not in (1, t)):
-            return super().forward(x, freqs_cis, mask, input_pos)
-        heads, kv_heads, d = self.n_head, self.n_local_heads, self.head_dim
-        g, rope = heads // kv_heads, self._mtc_rotary
-        sizes = [self.dim, kv_heads * d, kv_heads * d]
-        if self._mtc_rope_in_wqkv and \
-                b * t <= self._mtc_max_rows and (b == 1 or t == 1) and \
-                freqs_cis.dim() == 3 and tuple(freqs_cis.shape) == \
-                (t, d // 2, 2):
-            # freqs_cis[input_pos]: a row of (cos, sin) pairs per token.
-            y = self.wqkv(x, rope=(freqs_cis.reshape(t, d),
-                                   self.dim + kv_heads * d))
-            q, k, v = y.split(sizes, dim=-1)
-            q = q.view(b, t, heads, d).transpose(1, 2)
-            k = k.view(b, t, kv_heads, d).transpose(1, 2)
-        else:
-            q, k, v = self.wqkv(x).split(sizes, dim=-1)
-            q = rope(q.view(b, t, heads, d), freqs_cis).transpose(1, 2)
-            k = rope(k.view(b, t, kv_heads, d), freqs_cis).transpose(1, 2)
-        v = v.view(b, t, kv_heads, d).transpose(1, 2)
-        if self.kv_cache is not None:
-            k, v = self.kv_cache.update(input_pos, k, v)
-        # Query head j * g + i reads key/value head j (repeat_interleave's
-        # order); it becomes rows i * t .. i * t + t - 1 of head j, whose
-        # mask rows are the t rows of the mask again.
-        q = q.reshape(b, kv_heads, g * t, d)
-        if mask is not None and t > 1 and mask.shape[2] == t:
-            mask = mask.repeat(1, 1, g, 1)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                           dropout_p=0.0)
-        # reshape, not view: SDPA's memory-efficient backend returns its
-        # output transposed (heads inside rows), which view cannot split.
-        y = y.reshape(b, heads, t, d).transpose(1, 2).contiguous()
-        return self.wo(y.view(b, t, self.dim))
-
-
-def _grouped_rotary(attn):
-    """The rotary embedding function of a gpt-fast Attention whose heads
-    are grouped (n_head > n_local_heads, dim = n_head * head_dim), with a
-    kv_cache attribute: its module's apply_rotary_emb; else None."""
-    ints = [getattr(attn, n, None) for n in
-            ("n_head", "n_local_heads", "head_dim", "dim")]
-    if not all(isinstance(i, int) and i > 0 for i in ints) or \
-            not hasattr(attn, "kv_cache"):
-        return None
-    heads, kv_heads, d, dim = ints
-    if heads <= kv_heads or heads % kv_heads or dim != heads * d:
-        return None
-    rope = getattr(sys.modules.get(type(attn).__module__),
-                   "apply_rotary_emb", None)
-    return rope if callable(rope) else None
-
-
-_ROPE_STAYS = "its rotary embedding stays the model's: "
-# The outcome of _rope_in_wqkv_why's check per (device, wqkv's shape and
-# kind, head dim, rotated columns, rows): "" or the reason.
-_rope_checks: Dict[Tuple, str] = {}
-
-
-@torch.no_grad()
-def _rope_in_wqkv_why(attn, max_rows) -> str:
-    """"" where a grouped attention's fused wqkv may rotate q and k in its
-    epilogue: on the CPU (norm_linear's eager formulas), or where mtc's
-    kernels matched PyTorch's formulas (in f32) on random rows, one row and
-    ``max_rows`` of them (the kinds a decode step runs at its smallest and
-    largest fused batch), checked once per device and shape; else why
-    not."""
-    norm, group = attn.wqkv._mtc_norm
-    w, sc, z = _lin(attn.wqkv, group)
-    if w.device.type != "cuda":
-        return ""
-    d, cols = attn.head_dim, attn.dim + attn.n_local_heads * attn.head_dim
-    for rows in sorted({1, max_rows}):
-        key = (w.device, tuple(w.shape), group, sc.dtype, d, cols, rows)
-        if key not in _rope_checks:
-            _rope_checks[key] = rope_mismatch(
-                x_dtype=sc.dtype, norm_weight=norm.weight, eps=norm.eps,
-                weight=w, scales=sc, zeros=z, groupsize=group, head_dim=d,
-                cols=cols, rows=rows)
-        if _rope_checks[key]:
-            return _rope_checks[key]
-    return ""
 
 
 def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
@@ -277,6 +168,7 @@ def _fuse_gpt_fast_block(block, group, max_rows, grouped_attention) -> str:
         object.__setattr__(attn, "_mtc_rotary", rope)
         object.__setattr__(attn, "_mtc_max_rows", max_rows)
         attn.__class__ = _subclass(type(attn), _GroupedAttention)
+        attn.kv_cache = attn.kv_cache  # paired (_GroupedAttention)
         in_wqkv = attn_group is not None
         if in_wqkv:
             rope_why = _rope_in_wqkv_why(attn, max_rows)
@@ -400,7 +292,10 @@ def fuse_blocks(model: torch.nn.Module, max_rows: int = MAX_ROWS,
       and k in ``wqkv``'s epilogue (``norm_linear``'s ``rope``), once mtc's
       kernel has matched PyTorch's rotation on a random row of that shape
       on the GPU (else ``left`` names ``<block>.attention`` with the
-      error, and the model's ``apply_rotary_emb`` runs);
+      error, and the model's ``apply_rotary_emb`` runs); its ``kv_cache``
+      (now, and whenever the model sets one: ``setup_caches``) keeps keys
+      and values in one buffer (``PairedKVCache``: ``k_cache`` and
+      ``v_cache`` are its halves), both written by one kernel;
     - a Hugging Face Llama-style decoder layer (``post_attention_layernorm``
       and an ``mlp`` with ``gate_proj``, ``up_proj``, ``down_proj`` and SiLU,
       quantized by ``quantize_``): its mlp computes the norm and SwiGLU as

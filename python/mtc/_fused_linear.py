@@ -303,3 +303,10 @@ def linear_residual(y, weight, scales, residual, zeros=None, groupsize=0):
         return torch.ops.mtc.linear_residual(y, weight, scales, residual,
                                              zeros, groupsize)
     return _linear_residual(y, weight, scales, residual, zeros, groupsize)
+
+
+def _linear_tensors(linear, groupsize):
+    """(weight, scales, zeros) of an int8 (zeros None) or int4 linear
+    module."""
+    return (linear.weight, linear.scales,
+            linear.zeros if groupsize else None)

@@ -31,7 +31,9 @@
   grouped-query attention reads the KV cache without gpt-fast's copy of
   it per query head (``grouped_attention``), and where ``wqkv`` is fused a
   decode step's rotary embedding of q and k is ``wqkv``'s epilogue
-  (``norm_linear``'s ``rope``).
+  (``norm_linear``'s ``rope``); its KV cache becomes a ``PairedKVCache``
+  (keys and values in one buffer, written by one kernel;
+  ``mtc._fused_attention``).
 
 Row counts (M, all dimensions of x but the last) up to the largest bucket run
 mtc's kernels, compiled per bucket of M; a count between two buckets runs the
@@ -55,6 +57,7 @@ import torch.nn.functional as F
 
 from . import compiler
 from ._fuse_blocks import fuse_blocks
+from ._fused_attention import PairedKVCache
 from ._fused import (check_ffn_args, check_ffn_int4_args, ffn_graph,
                      fused_ffn, fused_ffn_eager, fused_ffn_int4,
                      fused_ffn_int4_eager)
@@ -79,7 +82,8 @@ __all__ = [
     "Artifact", "DEFAULT_BUCKETS", "DEFAULT_MAX_PROBES", "HAS_CUSTOM_OP",
     "check_ffn_args", "check_ffn_int4_args", "ffn_graph", "fuse_blocks",
     "fused_ffn", "fused_ffn_eager", "fused_ffn_int4", "fused_ffn_int4_eager",
-    "Int4Linear", "KINDS", "Kernels", "LayerKey", "MtcError", "ShapeKey",
+    "Int4Linear", "KINDS", "Kernels", "LayerKey", "MtcError",
+    "PairedKVCache", "ShapeKey",
     "WoqLinear", "check_args", "check_int4_args", "check_int4_tensors",
     "check_tensors", "dequantize_int4", "graph_name", "int4_graph_name",
     "int4_linear_eager", "int4_module_shape", "is_int4_module",

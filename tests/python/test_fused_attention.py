@@ -14,7 +14,7 @@ torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (Debian: python3-torch)")
 import torch.nn.functional as F  # noqa: E402
 import mtc.torch as mt  # noqa: E402
-from mtc import _fuse_blocks  # noqa: E402
+from mtc import _fuse_blocks, _fused_attention  # noqa: E402
 
 from test_fused import Int8Linear, RMSNorm  # noqa: E402
 
@@ -131,23 +131,25 @@ def rope_table():
 CAUSAL = torch.tril(torch.ones(SEQ, SEQ, dtype=torch.bool))
 
 
-def steps(module, batch, dtype=torch.float32, device="cpu"):
+def steps(module, batch, dtype=torch.float32, device="cpu", decode=None):
     """A 3-token prefill and two decode steps with the cache and a causal
     mask, as gpt-fast's generate.py runs them: every output. ``module`` is
-    an Attention or a TransformerBlock (on ``device``)."""
+    an Attention or a TransformerBlock (on ``device``); ``decode`` (e.g.
+    the module compiled) runs the decode steps in its place."""
     attn = getattr(module, "attention", module)
     attn.kv_cache = KVCache(batch).to(device, dtype)
     torch.manual_seed(5)
     outs = []
     for pos in (torch.arange(0, 3), torch.tensor([3]), torch.tensor([4])):
+        f = decode if decode is not None and len(pos) == 1 else module
         x = torch.randn(batch, len(pos), DIM).to(device, dtype)
         mask = CAUSAL[None, None, pos].to(device)
         table = rope_table()[pos].to(device)
         pos = pos.to(device)
         if module is attn:
-            outs.append(module(x, table, mask, pos))
+            outs.append(f(x, table, mask, pos))
         else:
-            outs.append(module(x, pos, table, mask))
+            outs.append(f(x, pos, table, mask))
     return outs
 
 
@@ -162,7 +164,7 @@ def test_grouped_attention_is_the_same_attention(batch):
     block = TransformerBlock()
     ref = copy.deepcopy(block.attention)
     assert mt.fuse_blocks(block) == (1, LEFT)
-    assert isinstance(block.attention, _fuse_blocks._GroupedAttention)
+    assert isinstance(block.attention, _fused_attention._GroupedAttention)
     got, want = steps(block.attention, batch), steps(ref, batch)
     # No copy of the cache per query head: the model's forward never ran.
     assert block.attention.repeats == 0 and ref.repeats == 3
@@ -189,7 +191,7 @@ def test_grouped_attention_with_fused_linears():
     block, ref = int8_block()
     assert mt.fuse_blocks(block) == (1, [])
     assert isinstance(block.attention.wqkv, _fuse_blocks._NormedLinear)
-    assert isinstance(block.attention, _fuse_blocks._GroupedAttention)
+    assert isinstance(block.attention, _fused_attention._GroupedAttention)
     got = steps(block, 2, torch.bfloat16)
     want = steps(ref, 2, torch.bfloat16)
     assert block.attention.repeats == 0 and ref.attention.repeats == 3
@@ -250,15 +252,15 @@ def test_attention_it_cannot_group_runs_its_own_forward():
     block = TransformerBlock()
     block.attention.n_local_heads = HEADS
     mt.fuse_blocks(block)
-    assert not isinstance(block.attention, _fuse_blocks._GroupedAttention)
+    assert not isinstance(block.attention, _fused_attention._GroupedAttention)
     # No apply_rotary_emb in the attention's module: left alone.
-    assert _fuse_blocks._grouped_rotary(torch.nn.Linear(2, 2)) is None
+    assert _fused_attention._grouped_rotary(torch.nn.Linear(2, 2)) is None
 
 
 def test_grouped_attention_can_be_left_out():
     block = TransformerBlock()
     assert mt.fuse_blocks(block, grouped_attention=False) == (1, LEFT)
-    assert not isinstance(block.attention, _fuse_blocks._GroupedAttention)
+    assert not isinstance(block.attention, _fused_attention._GroupedAttention)
     block.attention.kv_cache = KVCache(1)
     block.attention(torch.randn(1, 1, DIM), rope_table()[[0]],
                     CAUSAL[None, None, [0]], torch.tensor([0]))
@@ -270,3 +272,49 @@ def test_grouped_attention_is_checked(bad):
     with pytest.raises(TypeError, match="grouped_attention: expected a "
                                         f"bool, got {type(bad).__name__}"):
         mt.fuse_blocks(TransformerBlock(), grouped_attention=bad)
+
+
+def test_paired_cache_is_the_model_cache():
+    """fuse_blocks keeps a grouped attention's keys and values in one buffer
+    (PairedKVCache), at fuse time (the cache's contents kept) and whenever
+    the model sets a new cache; decode steps through it compute what the
+    model computes, and leave the same caches, whichever path writes them:
+    wqkv's rows as they are (rope in wqkv), or the model's k and v."""
+    for batch in (1, 2):
+        block, ref = int8_block()
+        block.attention.kv_cache = KVCache(batch).bfloat16()
+        block.attention.kv_cache.k_cache.fill_(3.0)
+        mt.fuse_blocks(block)
+        cache = block.attention.kv_cache
+        assert isinstance(cache, mt.PairedKVCache)
+        assert torch.equal(cache.k_cache, torch.full_like(cache.k_cache, 3))
+        assert cache.k_cache.data_ptr() == cache.kv.data_ptr()
+        assert cache.v_cache.data_ptr() == cache.kv[1].data_ptr()
+        assert cache.k_cache.is_contiguous() and not cache.v_cache.any()
+        got = steps(block, batch, torch.bfloat16)  # sets a new KVCache
+        want = steps(ref, batch, torch.bfloat16)
+        cache, ref_cache = block.attention.kv_cache, ref.attention.kv_cache
+        assert isinstance(cache, mt.PairedKVCache)
+        for g, r in zip(got[1:], want[1:]):
+            assert torch.equal(g, r)
+        # Positions 0-2 hold the prefill's keys (bf16 rounding apart), 3 and
+        # 4 the decode steps' (bit-equal), the rest zeros.
+        for name in ("k_cache", "v_cache"):
+            g, r = getattr(cache, name), getattr(ref_cache, name)
+            assert torch.equal(g[:, :, 3:], r[:, :, 3:])
+            assert torch.allclose(g.float(), r.float(), rtol=5e-2,
+                                  atol=5e-2)
+            assert g[:, :, :5].any()
+
+
+def test_paired_cache_update_is_kv_cache_update():
+    torch.manual_seed(2)
+    ref = KVCache(2)
+    paired = mt.PairedKVCache(copy.deepcopy(ref))
+    pos = torch.tensor([5, 1])
+    k, v = (torch.randn(2, KV_HEADS, 2, HEAD_DIM) for _ in range(2))
+    for got, want in zip(paired.update(pos, k, v), ref.update(pos, k, v)):
+        assert torch.equal(got, want)
+    assert not mt.PairedKVCache.pairable(paired)
+    assert not mt.PairedKVCache.pairable(torch.nn.Linear(2, 2))
+    assert not mt.PairedKVCache.pairable(None)

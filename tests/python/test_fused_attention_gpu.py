@@ -13,7 +13,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device: the grouped attention's GPU tests need one",
                 allow_module_level=True)
 import mtc.torch as mt  # noqa: E402
-from mtc import _fuse_blocks, _fused_linear  # noqa: E402
+from mtc import _fused_attention, _fused_linear  # noqa: E402
 
 import test_fused_attention as fa  # noqa: E402
 
@@ -52,7 +52,7 @@ def test_grouped_attention_on_the_gpu(compiled, backend):
     ref = copy.deepcopy(block.attention).cuda().bfloat16()
     mt.fuse_blocks(block)
     attn = block.attention.cuda().bfloat16()
-    assert isinstance(attn, _fuse_blocks._GroupedAttention)
+    assert isinstance(attn, _fused_attention._GroupedAttention)
     torch._dynamo.reset()
     want = run(ref)
     name = BACKENDS[backend]
@@ -101,14 +101,40 @@ def test_rotary_embedding_that_does_not_match_stays_the_models(monkeypatch):
     says so."""
     block, _ = fa.int8_block()
     block = block.cuda()
-    _fuse_blocks._rope_checks.clear()
+    _fused_attention._rope_checks.clear()
     monkeypatch.setattr(_fused_linear, "norm_linear",
                         lambda x, *a, **k: torch.zeros(
                             x.shape[0], block.attention.wqkv.weight.shape[0],
                             device=x.device, dtype=x.dtype))
     fused, left = mt.fuse_blocks(block)
-    _fuse_blocks._rope_checks.clear()
+    _fused_attention._rope_checks.clear()
     assert fused == 1 and len(left) == 1 and left[0][0] == "attention"
     assert "its rotary embedding stays the model's: mtc's rotation in " \
            "wqkv's epilogue did not match PyTorch's" in left[0][1]
     assert not block.attention._mtc_rope_in_wqkv
+
+
+def test_compiled_decode_with_rope_and_paired_cache(cache_dir):
+    """int8 wqkv and wo under torch.compile(fullgraph=True), as gpt-fast
+    compiles its decode step: q and k rotated in wqkv's epilogue, k and v
+    written to the PairedKVCache from wqkv's rows by one index_put; the
+    outputs and the caches match the unfused block's. Without gradients,
+    as gpt-fast decodes (mtc's custom ops have no backward)."""
+    block, ref = fa.int8_block()
+    block, ref = block.cuda(), ref.cuda()
+    assert mt.fuse_blocks(block) == (1, [])
+    torch._dynamo.reset()
+    with torch.no_grad():
+        want = fa.steps(ref, 2, torch.bfloat16, "cuda")
+        got = fa.steps(block, 2, torch.bfloat16, "cuda",
+                       torch.compile(block, fullgraph=True))
+    cache = block.attention.kv_cache
+    assert isinstance(cache, mt.PairedKVCache)
+    for g, r in zip(got, want):
+        err = (g.float() - r.float()).abs().max() / r.float().abs().max()
+        assert err < 5e-2, err
+    for name in ("k_cache", "v_cache"):
+        g = getattr(cache, name).float()
+        r = getattr(ref.attention.kv_cache, name).float()
+        assert g[:, :, :5].any() and not g[:, :, 5:].any()
+        assert (g - r).abs().max() <= 5e-2 * r.abs().max()
