@@ -26,11 +26,12 @@ class PairedKVCache(torch.nn.Module):
 
     @staticmethod
     def pairable(cache) -> bool:
-        """Whether ``cache`` looks like gpt-fast's KVCache: two buffers of
-        one 4-D shape, dtype and device, and an update method."""
+        """Whether ``cache`` is a gpt-fast KVCache: of a class named
+        KVCache (another cache's update may mean something else), with two
+        buffers of one 4-D shape, dtype and device and an update method."""
         k, v = (getattr(cache, n, None) for n in ("k_cache", "v_cache"))
         return isinstance(cache, torch.nn.Module) and \
-            not isinstance(cache, PairedKVCache) and \
+            type(cache).__name__ == "KVCache" and \
             callable(getattr(cache, "update", None)) and \
             isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor) and \
             k.dim() == 4 and k.shape == v.shape and k.dtype == v.dtype and \

@@ -318,3 +318,7 @@ def test_paired_cache_update_is_kv_cache_update():
     assert not mt.PairedKVCache.pairable(paired)
     assert not mt.PairedKVCache.pairable(torch.nn.Linear(2, 2))
     assert not mt.PairedKVCache.pairable(None)
+
+    class RingCache(KVCache):  # another cache: left alone
+        pass
+    assert not mt.PairedKVCache.pairable(RingCache(1))
