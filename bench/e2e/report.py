@@ -193,7 +193,10 @@ def census_table(rows):
     """Kernels launched per decoder layer, by kernel (step_profile's
     census): one column per decode row that has it, the kernels launched
     at least once every two layers in some row (issue 24 counts them
-    before and after fusion); empty without a census."""
+    before and after fusion), the sum over the kernels launched at least
+    as often as there are layers (what a layer launches, without the
+    step's own kernels: embedding, lm_head, sampling) and all launches
+    over the layer count; empty without a census."""
     keys = [k for k in sorted(rows, key=lambda k: (k[2], k[0]))
             if k[1] == "decode" and rows[k].get("profile", {}).get("kernels")]
     if not keys:
@@ -213,6 +216,11 @@ def census_table(rows):
         lines.append(f"| `{n[:70]}` | " + " | ".join(
             f"{per_layer[n][k]:.2f}" if k in per_layer[n] else "-"
             for k in keys) + " |")
+    def every_layer(k):
+        rates = (c.get(k, 0.0) for c in per_layer.values())
+        return sum(n for n in rates if n >= 1)
+    lines.append("| kernels launched at least once a layer | " + " | ".join(
+        f"{every_layer(k):.2f}" for k in keys) + " |")
     lines.append("| all kernels | " + " | ".join(
         f"{rows[k]['profile']['launches_per_layer']:.2f}" for k in keys) +
         " |")

@@ -253,6 +253,8 @@ def test_census_table_per_layer():
     assert "| `triton_red_fused_mean_rsqrt` | 2.00 | - |" in lines
     assert "| `nlin_6144x4096_bf16_k0` | - | 1.00 |" in lines
     assert not any("triton_poi_sample" in line for line in lines)
+    assert lines[-2] == \
+        "| kernels launched at least once a layer | 3.00 | 1.00 |"
     assert lines[-1] == "| all kernels | 3.03 | 1.03 |"
     assert census_table({("mtc", "prefill", 1): {"ms": 30.0}}) == ""
 
