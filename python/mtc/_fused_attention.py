@@ -20,6 +20,11 @@ class PairedKVCache(torch.nn.Module):
     which Inductor compiles to one kernel instead of one per cache."""
 
     def __init__(self, cache):
+        if not PairedKVCache.pairable(cache):
+            raise TypeError(
+                f"cache: expected gpt-fast's KVCache (k_cache and v_cache "
+                f"of one 4-D shape, dtype and device, and update), got "
+                f"{type(cache).__name__}")
         super().__init__()
         self.register_buffer("kv", torch.stack([cache.k_cache,
                                                 cache.v_cache]))

@@ -322,3 +322,6 @@ def test_paired_cache_update_is_kv_cache_update():
     class RingCache(KVCache):  # another cache: left alone
         pass
     assert not mt.PairedKVCache.pairable(RingCache(1))
+    with pytest.raises(TypeError, match="cache: expected gpt-fast's "
+                                        "KVCache .* got Linear"):
+        mt.PairedKVCache(torch.nn.Linear(2, 2))
