@@ -63,7 +63,12 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               by report.py's kernel_category,
                               launches_per_layer, and "kernels": every
                               kernel's ms and launches per step
-                              (report.py's step_profile)
+                              (report.py's step_profile);
+                              gpu_span_ms_per_step and
+                              gpu_idle_ms_per_step, the first to last
+                              kernel and the gaps between kernels
+                              (report.py's gpu_timeline: a step that
+                              waits on the host shows it as gaps)
   mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
@@ -87,7 +92,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gpt_fast_int4 import build_int4_model  # noqa: E402
 from ceiling import read_ceiling  # noqa: E402
-from report import step_profile  # noqa: E402
+from report import gpu_timeline, step_profile  # noqa: E402
 
 TEMPERATURE, TOP_K = 0.8, 200
 
@@ -268,7 +273,13 @@ class Bench:
             us = getattr(e, "self_device_time_total", None)
             events.append((e.key, e.self_cuda_time_total if us is None else us,
                            e.count))
-        return step_profile(events, steps, self.n_layers)
+        out = step_profile(events, steps, self.n_layers)
+        cuda = torch.autograd.DeviceType.CUDA
+        out.update(gpu_timeline(
+            [(e.time_range.start, e.time_range.end) for e in p.events()
+             if e.device_type == cuda
+             and not e.name.startswith(("Memcpy", "Memset"))], steps))
+        return out
 
     def compile_fresh(self):
         """A fresh compile of decode_one_token, as a new generate.py run."""

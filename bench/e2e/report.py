@@ -126,6 +126,29 @@ def step_profile(events, steps, n_layers):
     }
 
 
+def gpu_timeline(intervals, steps):
+    """Whether a step waits on the GPU or on the host, from the profiled
+    kernels' (start, end) µs: the span from the first kernel's start to the
+    last one's end, and the part of it no kernel ran (the gaps between
+    launches), both ms per step. A step bound by its kernels has a span near
+    its wall time and small gaps (about a µs a launch inside a CUDA graph);
+    one that waits on the host shows the wait as gaps."""
+    spans = sorted((a, b) for a, b in intervals if b > a)
+    if not spans:
+        return {}
+    busy, cur_a, cur_b = 0.0, spans[0][0], spans[0][1]
+    for a, b in spans[1:]:
+        if a > cur_b:
+            busy += cur_b - cur_a
+            cur_a, cur_b = a, b
+        else:
+            cur_b = max(cur_b, b)
+    busy += cur_b - cur_a
+    span = max(b for _, b in spans) - spans[0][0]
+    return {"gpu_span_ms_per_step": round(span / 1e3 / steps, 4),
+            "gpu_idle_ms_per_step": round((span - busy) / 1e3 / steps, 4)}
+
+
 def fused_table(rows):
     """The mtc-fused rows beside mtc's and gpt-fast's: time, launches per
     step, where the time goes (empty without mtc-fused rows)."""

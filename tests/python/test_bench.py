@@ -233,6 +233,19 @@ def test_step_profile_counts_launches_by_kernel():
     assert p["top"][0] == ["ffn_4096x14336_bf16_k0", 1.0]
 
 
+def test_gpu_timeline_span_and_gaps():
+    """report.py's gpu_timeline: the span from the first kernel to the last
+    and the time inside it that no kernel ran, per step; overlapping
+    kernels (two streams) count once."""
+    sys.path.insert(0, str(ROOT / "bench" / "e2e"))
+    from report import gpu_timeline
+    t = gpu_timeline([(100.0, 200.0), (150.0, 250.0), (300.0, 400.0),
+                      (390.0, 395.0), (500.0, 500.0)], steps=2)
+    # Span 100..400 = 300 µs; busy 150 + 100; gap 50 µs. Per step: / 2.
+    assert t == {"gpu_span_ms_per_step": 0.15, "gpu_idle_ms_per_step": 0.025}
+    assert gpu_timeline([], steps=1) == {}
+
+
 def test_census_table_per_layer():
     """report.py's census table: launches per layer by kernel for each
     decode row, kernels launched less than every other layer left out."""
