@@ -53,12 +53,6 @@ LogicalResult ContractEmitter::emit() {
   unsigned numSib = op.getSiblings().size();
   unsigned numIn = 2 + numB + numEp + numA + numSib * (1 + numB);
   unsigned numParams = numIn + 1 + (s.splitk > 1 ? 1 : 0);
-  auto isInput = [](Value v) { return isa<BlockArgument>(v); };
-  deferGridWait = opts.gridDependency && loadsWeightsBeforeWait() &&
-                  isInput(op.getB()) &&
-                  llvm::all_of(op.getSiblings(), isInput) &&
-                  llvm::all_of(op.getBInputs(), isInput) &&
-                  llvm::all_of(op.getSiblingBInputs(), isInput);
   beginKernel(numParams, numIn, s.warps * 32, s.regs, tensorMapParams());
   A = param(0);
   B = param(1);

@@ -46,11 +46,6 @@ protected:
   /// How many of the first parameters (A, then B) the kind takes as TMA
   /// tensor maps (LaunchConfig::tmaOperands says how they are encoded).
   virtual unsigned tensorMapParams() const { return 0; }
-  /// The kind loads its first weight bytes before griddepcontrol.wait
-  /// (gridWait) when every weight is an input of the kernels' function,
-  /// which no kernel of the program writes: with dependent launch they
-  /// stream while the previous kernel drains.
-  virtual bool loadsWeightsBeforeWait() const { return false; }
 
   kernel::ContractOp op;
   kernel::ContractShape c;
@@ -126,15 +121,6 @@ protected:
   /// (4096 x 4096 at M = 1, `simt w4 r2 kw2 v16 u8`: 9.9 us against 6.0 with
   /// u4; bench/results/2026-12-04-rules).
   int64_t stepsInFlight(int64_t total) const;
-  /// How many steps of `wordsPerStep` 32-bit words a thread a kind loads
-  /// before griddepcontrol.wait or a row statistic (loadsWeightsBeforeWait):
-  /// those registers stay live across both, so as many as fit 32 words, at
-  /// least one and at most `inFlight` (a whole group of 32 loads held the
-  /// Llama-3-8B gate and up at M = 1 at 255 registers, with spills).
-  static int64_t preloadSteps(int64_t wordsPerStep, int64_t inFlight) {
-    return std::clamp<int64_t>(16 / std::max<int64_t>(wordsPerStep, 1), 1,
-                               inFlight);
-  }
 
   /// Unflattens output row `m` and column `n` into the result's index and
   /// returns the element offset of epilogue input `j` (i64).

@@ -68,31 +68,20 @@ void Emitter::beginKernel(unsigned numParams, unsigned numReadOnly,
   }
   Block *entry = func.addEntryBlock(g.b);
   g.b.setInsertionPointToStart(entry);
-  // Wait for the previous kernel (its writes visible) before any load or
-  // store, or where the kernel says (gridWait); endKernel lets the next one
-  // launch.
-  if (!deferGridWait)
-    gridWait();
-}
-
-void Emitter::gridWait() {
-  if (opts.gridDependency)
+  if (opts.gridDependency) {
+    // Wait for the previous kernel (its writes visible) before any load or
+    // store; endKernel lets the next one launch.
     NVVM::GriddepcontrolOp::create(g.b, g.loc, NVVM::GridDepActionKind::wait);
-}
-
-void Emitter::gridTrigger() {
-  if (!opts.gridDependency || triggered)
-    return;
-  triggered = true;
-  NVVM::GriddepcontrolOp::create(g.b, g.loc,
-                                 NVVM::GridDepActionKind::launch_dependents);
+  }
 }
 
 void Emitter::endKernel() {
-  // By default only after the last store: triggered at the start, the next
-  // kernel's blocks took multiprocessors from ours while waiting on them
-  // (the Llama-3-8B FFN graph at M = 2-16: 7-10 us lost; at the end, none).
-  gridTrigger();
+  // Only after the last store: triggered at the start, the next kernel's
+  // blocks took multiprocessors from ours while waiting on them (the
+  // Llama-3-8B FFN graph at M = 2-16: 7-10 us lost; at the end, none).
+  if (opts.gridDependency)
+    NVVM::GriddepcontrolOp::create(g.b, g.loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
   LLVM::ReturnOp::create(g.b, g.loc, ValueRange{});
 }
 

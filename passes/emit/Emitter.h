@@ -55,7 +55,6 @@ public:
   std::string name;
   EmitOptions opts;
   mlir::LLVM::LLVMFuncOp func;
-  bool triggered = false;
   /// f32 division as div.full.f32 (2 ulp, a few instructions) instead of
   /// IEEE division (a dozen, with a slow path): the kinds turn it on where
   /// their registers allow.
@@ -70,20 +69,9 @@ public:
   /// for the first `numTensorMaps`: TMA descriptors, 128 bytes by value
   /// (`.param .align 64 .b8 [128]`, grid constants: their address is what
   /// cp.async.bulk.tensor takes).
-  /// With opts.gridDependency it starts with griddepcontrol.wait, unless
-  /// `deferGridWait` is set: then the kernel calls gridWait() itself, after
-  /// loads that no kernel of the stream writes (a contraction's weights).
   void beginKernel(unsigned numParams, unsigned numReadOnly, int64_t threads,
                    int64_t maxRegs, unsigned numTensorMaps = 0);
-  /// griddepcontrol.launch_dependents (once) and the return.
   void endKernel();
-  bool deferGridWait = false;
-  void gridWait();
-  /// Lets the next kernel of the stream launch (griddepcontrol
-  /// .launch_dependents, at most once a kernel; endKernel's unless the
-  /// kernel triggered earlier). Only scheduling: the next kernel's
-  /// griddepcontrol.wait still waits for this whole grid and its writes.
-  void gridTrigger();
   mlir::Value param(unsigned i) { return func.getArgument(i); }
 
   /// A shared-memory array of `count` elements of `type`, private to this

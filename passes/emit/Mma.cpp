@@ -33,7 +33,6 @@ public:
 
 private:
   void emitBody() override;
-  bool loadsWeightsBeforeWait() const override { return true; }
 };
 
 } // namespace
@@ -110,21 +109,16 @@ void MmaEmitter::emitBody() {
             f(v);
     }
   };
-  // Chunk firstChunk + u, at most lastChunk where given.
-  auto kOffset = [&](Value firstChunk, int64_t u, Value lastChunk = Value()) {
-    Value ch = g.add(firstChunk, g.c64(u));
-    if (lastChunk)
-      ch = g.umin(ch, lastChunk);
-    return g.add(g.mul(ch, g.c64(chunk)), laneK);
+  auto kOffset = [&](Value firstChunk, int64_t u) {
+    return g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneK);
   };
-  auto loadWeights = [&](Value firstChunk, int64_t n,
-                         Value lastChunk = Value()) {
+  auto loadWeights = [&](Value firstChunk, int64_t n) {
     Stream st;
     st.w.resize(n);
     st.win.resize(n);
     st.fin.resize(n);
     for (int64_t u = 0; u < n; ++u) {
-      Value kOff = kOffset(firstChunk, u, lastChunk);
+      Value kOff = kOffset(firstChunk, u);
       for (auto [i, row, nr] : llvm::enumerate(wRow, wN)) {
         st.w[u].push_back(
             loadStream(g.gep(row, weightOffset(kOff)), c.weightBytes(span)));
@@ -227,30 +221,6 @@ void MmaEmitter::emitBody() {
   };
 
   int64_t inFlight = stepsInFlight(chunks);
-  if (deferGridWait) {
-    // The first steps' weights (and their b inputs, graph inputs too) load
-    // before griddepcontrol.wait, so they stream while the previous kernel
-    // drains; the same steps then compute in the same order (Simt.cpp).
-    // Chunk indices stay in the weight.
-    int64_t pre = preloadSteps(
-        int64_t(wRow.size()) * std::max<int64_t>(c.weightBytes(span) / 4, 1),
-        inFlight);
-    std::optional<Stream> first;
-    if (chunks > 0)
-      first = loadWeights(cBegin, pre, g.c64(chunks - 1));
-    gridWait();
-    if (first) {
-      Value whole =
-          g.cmp(arith::CmpIPredicate::uge, g.sub(cEnd, cBegin), g.c64(pre));
-      acc = g.ifElse(
-          whole, TypeRange(ValueRange(acc)),
-          [&] {
-            return compute(*first, loadActivations(cBegin, pre), pre, acc);
-          },
-          [&] { return acc; });
-      cBegin = g.select(whole, g.add(cBegin, g.c64(pre)), cBegin);
-    }
-  }
   if (s.stages == 1) {
     // Each group's weights, then its activations, then its sums.
     acc =
@@ -282,9 +252,5 @@ void MmaEmitter::emitBody() {
         });
   }
 
-  // The weight stream is read: the next kernel may launch and start its own
-  // while this one reduces and stores.
-  if (deferGridWait)
-    gridTrigger();
   deliverMma(acc, geo.warpsN, wn, m0, n0, mt);
 }

@@ -48,8 +48,6 @@ private:
       emitNK();
   }
 
-  bool loadsWeightsBeforeWait() const override { return !c.bTransposed; }
-
   void emitNK();
   void emitKN();
 
@@ -105,42 +103,33 @@ void SimtEmitter::emitNK() {
     aRowIdx.push_back(clampedRow(i));
     aRow.push_back(aBase(aRowIdx.back()));
   }
+  if (op.hasRowStatistic())
+    deriveRowStatistics(aRow, aRowIdx);
   Value laneElems = g.mul(g.zext64(lane), g.c64(epl));
 
   // Two partial sums per output: acc[(i * rows + r) * 2 + parity].
   SmallVector<Value> acc(mt * rows * 2, g.cf32(0));
   auto [cBegin, cEnd] = pieceRange(chunks);
-  int64_t inFlight = stepsInFlight(chunks);
 
-  // The weight loads of `count` steps from chunk `firstChunk` (each chunk
-  // index at most `lastChunk` where given), then their products.
-  struct Loaded {
-    SmallVector<Value> kBase;
-    SmallVector<SmallVector<Raw>> raw;
-  };
-  auto load = [&](Value firstChunk, int64_t count, Value lastChunk = Value()) {
-    Loaded l;
-    l.raw.resize(count);
-    for (int64_t u = 0; u < count; ++u) {
-      Value ch = g.add(firstChunk, g.c64(u));
-      if (lastChunk)
-        ch = g.umin(ch, lastChunk);
-      Value k = g.add(g.mul(ch, g.c64(chunk)), laneElems);
-      l.kBase.push_back(k);
-      for (int64_t r = 0; r < rows; ++r)
-        l.raw[u].push_back(loadStream(g.gep(bRow[r], weightOffset(k)), s.vec));
-    }
-    return l;
-  };
-  auto compute = [&](const Loaded &l, ValueRange iters) {
+  auto step = [&](Value firstChunk, int64_t count,
+                  ValueRange iters) -> SmallVector<Value> {
     SmallVector<Value> a(iters.begin(), iters.end());
-    for (auto [u, k] : llvm::enumerate(l.kBase)) {
+    SmallVector<SmallVector<Raw>> braw(count);
+    SmallVector<Value> kBase(count);
+    for (int64_t u = 0; u < count; ++u) {
+      Value k =
+          g.add(g.mul(g.add(firstChunk, g.c64(u)), g.c64(chunk)), laneElems);
+      kBase[u] = k;
+      for (int64_t r = 0; r < rows; ++r)
+        braw[u].push_back(loadStream(g.gep(bRow[r], weightOffset(k)), s.vec));
+    }
+    for (int64_t u = 0; u < count; ++u) {
       SmallVector<SmallVector<Value>> av;
       for (int64_t i = 0; i < mt; ++i)
-        av.push_back(aValues(aRow[i], aRowIdx[i], k, epl));
+        av.push_back(aValues(aRow[i], aRowIdx[i], kBase[u], epl));
       for (int64_t r = 0; r < rows; ++r) {
-        SmallVector<Value> bv =
-            weightValues(l.raw[u][r], bN[r], k, epl, unsigned(r / outRows));
+        SmallVector<Value> bv = weightValues(braw[u][r], bN[r], kBase[u], epl,
+                                             unsigned(r / outRows));
         for (int64_t e = 0; e < epl; ++e)
           for (int64_t i = 0; i < mt; ++i) {
             Value &slot = a[(i * rows + r) * 2 + (e & 1)];
@@ -150,40 +139,8 @@ void SimtEmitter::emitNK() {
     }
     return a;
   };
-  auto step = [&](Value firstChunk, int64_t count,
-                  ValueRange iters) -> SmallVector<Value> {
-    return compute(load(firstChunk, count), iters);
-  };
 
-  // The first group's weight loads go out before anything the previous
-  // kernel may write is read: before griddepcontrol.wait where the kernel
-  // defers it (deferGridWait), and before the row statistic, which the
-  // prologue needs before any product. The stream starts while the block
-  // waits or sums its rows. The same products in the same order follow
-  // (steps accumulate in order however they are grouped).
-  // Chunk indices stay in the weight (an empty piece's group is loaded and
-  // dropped).
-  int64_t preSteps =
-      preloadSteps(rows * std::max<int64_t>(s.vec / 4, 1), inFlight);
-  std::optional<Loaded> first;
-  if ((op.hasRowStatistic() || deferGridWait) && chunks > 0)
-    first = load(cBegin, preSteps, g.c64(chunks - 1));
-  if (deferGridWait)
-    gridWait();
-  if (op.hasRowStatistic())
-    deriveRowStatistics(aRow, aRowIdx);
-  if (first) {
-    Value whole = g.cmp(Pred::uge, g.sub(cEnd, cBegin), g.c64(preSteps));
-    acc = g.ifElse(
-        whole, TypeRange(ValueRange(acc)), [&] { return compute(*first, acc); },
-        [&] { return acc; });
-    cBegin = g.select(whole, g.add(cBegin, g.c64(preSteps)), cBegin);
-  }
-  acc = unrolledLoop(cBegin, cEnd, inFlight, acc, step);
-  // The weight stream is read: the next kernel may launch and start its own
-  // while this one reduces and stores (with deferGridWait).
-  if (deferGridWait)
-    gridTrigger();
+  acc = unrolledLoop(cBegin, cEnd, stepsInFlight(chunks), acc, step);
   // K % chunk leftover elements, one a lane per round of 32: piece p takes
   // rounds p, p + pieces, ... Straight-line code, so a lane's loads go out
   // together. (A loop on the last piece waited a memory latency per round,
