@@ -274,11 +274,14 @@ class Bench:
             events.append((e.key, e.self_cuda_time_total if us is None else us,
                            e.count))
         out = step_profile(events, steps, self.n_layers)
-        cuda = torch.autograd.DeviceType.CUDA
-        out.update(gpu_timeline(
-            [(e.time_range.start, e.time_range.end) for e in p.events()
-             if e.device_type == cuda
-             and not e.name.startswith(("Memcpy", "Memset"))], steps))
+        try:  # the events' fields are the profiler's, not a stable API
+            cuda = torch.autograd.DeviceType.CUDA
+            out.update(gpu_timeline(
+                [(e.time_range.start, e.time_range.end) for e in p.events()
+                 if e.device_type == cuda
+                 and not e.name.startswith(("Memcpy", "Memset"))], steps))
+        except AttributeError as e:
+            log(f"no GPU timeline: {e}")
         return out
 
     def compile_fresh(self):
