@@ -144,7 +144,7 @@ def gpu_timeline(intervals, steps):
         else:
             cur_b = max(cur_b, b)
     busy += cur_b - cur_a
-    span = max(b for _, b in spans) - spans[0][0]
+    span = cur_b - spans[0][0]  # cur_b: the latest end of all
     return {"gpu_span_ms_per_step": round(span / 1e3 / steps, 4),
             "gpu_idle_ms_per_step": round((span - busy) / 1e3 / steps, 4)}
 
