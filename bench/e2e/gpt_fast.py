@@ -63,12 +63,9 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               by report.py's kernel_category,
                               launches_per_layer, and "kernels": every
                               kernel's ms and launches per step
-                              (report.py's step_profile);
-                              gpu_span_ms_per_step and
+                              (report.py's step_profile); gpu_span_ and
                               gpu_idle_ms_per_step, the first to last
-                              kernel and the gaps between kernels
-                              (report.py's gpu_timeline: a step that
-                              waits on the host shows it as gaps)
+                              kernel and the gaps (report.py's gpu_timeline)
   mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
@@ -82,7 +79,6 @@ at B = 1; it is not compiled, as in generate.py's default. Rows with phase
 import argparse
 import copy
 import json
-import os
 import statistics
 import sys
 import time
@@ -92,7 +88,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from gpt_fast_int4 import build_int4_model  # noqa: E402
 from ceiling import read_ceiling  # noqa: E402
-from report import gpu_timeline, step_profile  # noqa: E402
+from report import profiler_summary  # noqa: E402
 
 TEMPERATURE, TOP_K = 0.8, 200
 
@@ -268,21 +264,7 @@ class Bench:
             gen.decode_n_tokens(self.model, cur, pos, steps,
                                 temperature=TEMPERATURE, top_k=TOP_K)
             torch.cuda.synchronize()
-        events = []
-        for e in p.key_averages():
-            us = getattr(e, "self_device_time_total", None)
-            events.append((e.key, e.self_cuda_time_total if us is None else us,
-                           e.count))
-        out = step_profile(events, steps, self.n_layers)
-        try:  # the events' fields are the profiler's, not a stable API
-            cuda = torch.autograd.DeviceType.CUDA
-            out.update(gpu_timeline(
-                [(e.time_range.start, e.time_range.end) for e in p.events()
-                 if e.device_type == cuda
-                 and not e.name.startswith(("Memcpy", "Memset"))], steps))
-        except AttributeError as e:
-            log(f"no GPU timeline: {e}")
-        return out
+        return profiler_summary(p, steps, self.n_layers)
 
     def compile_fresh(self):
         """A fresh compile of decode_one_token, as a new generate.py run."""

@@ -6,6 +6,7 @@ rows only, results.md is what it always was; with int4 rows too, each mode
 gets its section, after a summary with a row per mode and batch size."""
 import json
 import re
+import sys
 from pathlib import Path
 
 # Issue 24's decode-step targets (ms), set on an H200: int8 by batch size,
@@ -147,6 +148,27 @@ def gpu_timeline(intervals, steps):
     span = cur_b - spans[0][0]  # cur_b: the latest end of all
     return {"gpu_span_ms_per_step": round(span / 1e3 / steps, 4),
             "gpu_idle_ms_per_step": round((span - busy) / 1e3 / steps, 4)}
+
+
+def profiler_summary(prof, steps, n_layers):
+    """step_profile and gpu_timeline of a torch.profiler run over `steps`
+    decode steps. The timeline reads the events' fields, which are the
+    profiler's and not a stable API: without them the summary has none."""
+    from torch.autograd import DeviceType
+    events = []
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        events.append((e.key, e.self_cuda_time_total if us is None else us,
+                       e.count))
+    out = step_profile(events, steps, n_layers)
+    try:
+        out.update(gpu_timeline(
+            [(e.time_range.start, e.time_range.end) for e in prof.events()
+             if e.device_type == DeviceType.CUDA
+             and not e.name.startswith(("Memcpy", "Memset"))], steps))
+    except AttributeError as e:
+        print(f"no GPU timeline: {e}", file=sys.stderr)
+    return out
 
 
 def fused_table(rows):

@@ -246,6 +246,43 @@ def test_gpu_timeline_span_and_gaps():
     assert gpu_timeline([], steps=1) == {}
 
 
+def test_profiler_summary_with_and_without_the_events_fields():
+    """report.py's profiler_summary: the census from key_averages, the
+    timeline from the events; a profiler whose events lack the fields
+    costs the summary its timeline only."""
+    sys.path.insert(0, str(ROOT / "bench" / "e2e"))
+    from types import SimpleNamespace as NS
+
+    import torch
+    from report import profiler_summary
+    cuda = torch.autograd.DeviceType.CUDA
+
+    class Prof:
+        def __init__(self, events):
+            self._events = events
+
+        def key_averages(self):
+            return [NS(key="nlin_6144x4096_bf16_k0", self_cuda_time_total=30.0,
+                       count=2)]
+
+        def events(self):
+            return self._events
+
+    kernel = NS(name="nlin_6144x4096_bf16_k0", device_type=cuda,
+                time_range=NS(start=0.0, end=10.0))
+    copy = NS(name="Memcpy DtoD", device_type=cuda,
+              time_range=NS(start=20.0, end=30.0))
+    later = NS(name="nlin_6144x4096_bf16_k0", device_type=cuda,
+               time_range=NS(start=40.0, end=60.0))
+    p = profiler_summary(Prof([kernel, copy, later]), steps=2, n_layers=1)
+    assert p["launches_per_step"] == 1.0
+    assert p["gpu_span_ms_per_step"] == 0.03
+    assert p["gpu_idle_ms_per_step"] == 0.015
+    bare = profiler_summary(Prof([NS(name="x")]), steps=2, n_layers=1)
+    assert bare["launches_per_step"] == 1.0
+    assert "gpu_span_ms_per_step" not in bare
+
+
 def test_census_table_per_layer():
     """report.py's census table: launches per layer by kernel for each
     decode row, kernels launched less than every other layer left out."""
