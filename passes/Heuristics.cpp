@@ -48,8 +48,7 @@ static constexpr int64_t kTiledFromM = 17;
 static constexpr int64_t kTiledWideVec = 64;
 
 /// int8 weights at M = 17 to 32, where the tiled start's block shape and
-/// split are chosen by its own rules (defaultTiledSchedule), and wgmma
-/// takes its splits (defaultContractSchedule).
+/// split are chosen by its own rules (defaultTiledSchedule).
 static bool int8M17To32(const ContractShape &c) {
   return c.m >= kTiledFromM && c.m <= 32 && dtypeBits(c.b) == 8;
 }
@@ -352,13 +351,20 @@ ScheduleParams mtc::defaultContractSchedule(const ContractShape &c,
       std::optional<ScheduleParams> tiled = defaultTiledSchedule(c, target);
       std::string tiledFailed = tiled ? "" : lastNote();
       noteRollback(mark);
-      // Where the tiled start at M = 17 to 32 splits K (its blocks are
-      // too few for the machine), wgmma's blocks of 64 weight rows split
-      // it better: 4096 x 14336 at M = 32, 27.1 us against 33.0; 3520 x
-      // 22016 34.4 against 56.7; 2048 x 8192 at M = 17 11.9 against 22.4
-      // (the zoo's eleven such shapes at M = 32, 1.18-1.75x;
-      // bench/results/2026-12-07-m32-split, an H100).
-      if (tiled && tiled->splitk > 1 && target.wgmma && int8M17To32(c)) {
+      // Where the tiled start of int8 weights at M = 17 to 63 splits K
+      // (its blocks are too few for the machine), wgmma's blocks of 64
+      // weight rows split it better: 4096 x 14336 at M = 32, 27.1 us
+      // against 33.0; 3520 x 22016 34.4 against 56.7; 2048 x 8192 at
+      // M = 17 11.9 against 22.4 (the zoo's eleven such shapes at M = 32,
+      // 1.18-1.75x; bench/results/2026-12-07-m32-split). At M = 48 the
+      // schedule it now takes ran 1.25-1.91x faster on the 21 such zoo
+      // shapes timed, geomean 1.54x (6144 x 4096 15.6 us against 29.5;
+      // 2048 x 8192 13.4 against 17.4; bench/results/2026-12-08-m48; the
+      // 22nd, 12480 x 15424, takes clusters and was not timed). Both on an
+      // H100.
+      bool int8BelowWgmma =
+          c.m >= kTiledFromM && c.m < kWgmmaFromM && dtypeBits(c.b) == 8;
+      if (tiled && tiled->splitk > 1 && target.wgmma && int8BelowWgmma) {
         size_t wmark = noteMark();
         noteRule("wgmma at " + m + ": the tiled start would split K " +
                  Twine(tiled->splitk) + " ways");

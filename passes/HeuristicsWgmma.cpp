@@ -1,7 +1,7 @@
 //===- HeuristicsWgmma.cpp - The wgmma kind's start schedule --------------===//
 //
 // The heuristic start of the wgmma kind (sm_90a), at M >= 64 and, where
-// the tiled start would split K, at M = 17 to 32; the other kinds' are in
+// the tiled start would split K, at M = 17 to 63; the other kinds' are in
 // Heuristics.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -141,9 +141,12 @@ mtc::defaultWgmmaSchedule(const ContractShape &c, const ScheduleTarget &t) {
     // M <= 32, where the tiled start would split K), split until the
     // blocks number a wave (4096 x 14336 at M = 32, 64 blocks: split 4
     // ways 27.2 us, 2 ways 30.3; 3072 x 24576, 48 blocks: 4 ways 35.7, 8
-    // ways 41.0; 2026-12-07-m32-split, an H100). M = 64 to 128 keep the
-    // half wave measured there (2026-12-01-wgmma); this was not timed on
-    // them.
+    // ways 41.0; 2026-12-07-m32-split, an H100). From M = 33 they split
+    // until they number half a wave, as at M = 64 (2026-12-01-wgmma): at
+    // M = 48 that was the faster of the two splits timed on 20 of the 21
+    // zoo shapes that take this path (6144 x 6144: unsplit 22.3 us, split
+    // 2 ways 29.6; 2048 x 8192: 4 ways 13.4, 8 ways 16.6), and 0.1 us
+    // slower on the last (3520 x 2752) (2026-12-08-m48, an H100).
     bool coresident = c.m <= 32 && 2 * sharedWith(8) <= t.maxSharedPerBlock;
     splitWhile([&](int64_t b) {
       return coresident ? b < t.numSMs : 2 * b <= t.numSMs;

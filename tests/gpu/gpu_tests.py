@@ -313,6 +313,13 @@ def cases(quick):
         ("kw2_m32_sk4_ragged_n", 32, 4097, 14336, "bf16", "scale", "w12 r1 kw2 mt32 st8 sk4"),
         ("kw2_m17_sk8", 17, 2048, 8192, "bf16", "scale", "w12 r1 kw2 mt24 st8 sk8"),
         ("kw2_m24_sk2_silu", 24, 3520, 4112, "bf16", "scale_bias_silu", "w12 r1 kw2 mt24 st8 sk2"),
+        # ... and at M = 33-63 (half a wave): M = 48, a partial tile (63 in
+        # 64) in f16, ragged N and K with SiLU at M = 40, and clusters where
+        # the blocks pass a wave (8705 rows, the last cluster ragged).
+        ("kw2_m48_sk2", 48, 4096, 14336, "bf16", "scale", "w12 r1 kw2 mt48 st8 sk2"),
+        ("kw2_m63_f16", 63, 3072, 4096, "f16", "scale", "w12 r1 kw2 mt64 st8"),
+        ("kw2_m40_sk2_ragged_silu", 40, 4097, 4112, "bf16", "scale_bias_silu", "w12 r1 kw2 mt40 st8 sk2"),
+        ("m48_cl2_ragged_n", 48, 8705, 2048, "bf16", "scale", "w8 r1 mt48 st8 cl2"),
         # Turns with two tiles of M, the second ragged (200 = 104 + 96).
         ("kw2_m200_mt104_silu", 200, 4097, 4096, "bf16", "scale_bias_silu", "w12 r1 kw2 mt104 st8"),
     ]
