@@ -63,9 +63,9 @@ Per system and batch B, one JSON line in OUT/results.jsonl:
                               by report.py's kernel_category,
                               launches_per_layer, and "kernels": every
                               kernel's ms and launches per step
-                              (report.py's step_profile); gpu_span_ and
-                              gpu_idle_ms_per_step, the first to last
-                              kernel and the gaps (report.py's gpu_timeline)
+                              (report.py's step_profile); gpu_span_ms_per_step
+                              and gpu_idle_ms_per_step: first to last kernel,
+                              and the gaps (report.py's gpu_timeline)
   mode, groupsize, int4_pack  int8 or int4; int4's group size and packing
 Prefill rows (phase "prefill") time generate.py's prefill of --prefill tokens
 at B = 1; it is not compiled, as in generate.py's default. Rows with phase
